@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// coda-bench: the library's benchmarks against cuBLAS, measured in the same process.
+//   coda-bench gemm [--models 1B,8B,70B] [--passes fwd,dgrad,wgrad] [--rounds N] [--tokens M]
+//                   [--json results.json]
+//   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
+// CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "gemm_bench.hpp"
+
+int main(int argc, char** argv) {
+  using coda::bench::BenchArgs;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: coda-bench {gemm|tune} [options]\n");
+    return 2;
+  }
+  const std::string command = argv[1];
+  BenchArgs args;
+  for (int i = 0; i < argc; ++i) args.command += (i ? " " : "") + std::string(argv[i]);
+  if (const char* c = std::getenv("CODA_COMMIT")) args.commit = c;
+  if (const char* d = std::getenv("CODA_DATE")) args.date = d;
+  for (int i = 2; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "coda-bench: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[++i];
+    if (flag == "--models") args.models = value;
+    else if (flag == "--passes") args.passes = value;
+    else if (flag == "--rounds") args.rounds = std::stoi(value);
+    else if (flag == "--tokens") args.tokens = std::stoi(value);
+    else if (flag == "--json") args.json = value;
+    else if (flag == "--table-out") args.table_out = value;
+    else {
+      std::fprintf(stderr, "coda-bench: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  try {
+    if (command == "gemm") return coda::bench::run_gemm_bench(args);
+    if (command == "tune") return coda::bench::run_tune(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "coda-bench: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "coda-bench: unknown command %s (gemm, tune)\n", command.c_str());
+  return 2;
+}

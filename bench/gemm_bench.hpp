@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <string>
+
+namespace coda::bench {
+
+struct BenchArgs {
+  int tokens = 16384;
+  int rounds = 10;
+  std::string models = "all";   // comma list: 1B,8B,70B
+  std::string passes = "all";   // comma list: fwd,dgrad,wgrad
+  std::string json;             // write results here
+  std::string table_out = "kernel_table.inc";
+  std::string commit = "unknown", date = "unknown", command;
+};
+
+int run_gemm_bench(const BenchArgs& args);
+int run_tune(const BenchArgs& args);
+
+}  // namespace coda::bench

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shape -> kernel choice: a committed table tuned on the GPU for the Llama-3 training shapes,
+// and a rule for every other shape. Deterministic: the same shape always gets the same kernel.
+#pragma once
+
+#include "coda/gemm/config.hpp"
+#include "coda/tensor.hpp"
+
+namespace coda::gemm {
+
+// The kernel for (layout, D dtype, M, N, K). Always names an instantiated kernel.
+KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k);
+
+// Whether a kernel for (layout, D dtype, config) is compiled into the library.
+bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config);
+
+}  // namespace coda::gemm

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// GemmKernel: the one way CODA assembles a CUTLASS SM90 TMA warp-specialized persistent GEMM
+// around an epilogue program. Device-side header (CUTLASS); included only by instance TUs.
+//
+// Design in one paragraph. The mainloop is CUTLASS's, untouched: TMA loads A and B into swizzled
+// shared memory, wgmma accumulates in fp32 registers, Cooperative (two consumer warpgroups split one
+// tile along M) or Pingpong (each consumer warpgroup owns a tile, so one's epilogue overlaps the
+// other's mainloop). What varies is (1) the operand layout, (2) the TileConfig from the menu in
+// config.hpp, (3) the D element type and (4) the epilogue Program. A Program is a type with
+//     template <class CtaTile, class EpilogueTile, class ElementD> using Callbacks = ...;
+// naming a CUTLASS FusionOperation or an EVT callbacks tree (the builder passes the latter through
+// unchanged); the epilogue is built first, and the mainloop gets the shared memory it leaves.
+#pragma once
+
+#include <type_traits>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+#include <cutlass/gemm/kernel/tile_scheduler.hpp>
+
+#include "coda/gemm/config.hpp"
+
+namespace coda::gemm {
+
+namespace detail {
+
+struct Cooperative {
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+  using EpilogueTile = cute::Shape<cute::_128, cute::_32>;  // what EpilogueTileAuto picks
+};
+struct Pingpong {
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+  using EpilogueTile = cute::Shape<cute::_64, cute::_32>;
+};
+
+template <int TileM, int TileN, int ClusterM, int ClusterN, class Schedule_, class Scheduler_>
+struct TileConfigTypes {
+  using TileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::_64>;
+  using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
+  using Schedule = Schedule_;
+  using TileScheduler = Scheduler_;
+};
+
+using Persistent = cutlass::gemm::PersistentScheduler;
+using StreamK = cutlass::gemm::StreamKScheduler;
+
+}  // namespace detail
+
+template <TileConfig> struct TileConfigTraits;
+template <> struct TileConfigTraits<TileConfig::kCoop128x256Cluster1x2>
+    : detail::TileConfigTypes<128, 256, 1, 2, detail::Cooperative, detail::Persistent> {};
+template <> struct TileConfigTraits<TileConfig::kCoop128x256Cluster2x1>
+    : detail::TileConfigTypes<128, 256, 2, 1, detail::Cooperative, detail::Persistent> {};
+template <> struct TileConfigTraits<TileConfig::kCoop256x128Cluster1x2>
+    : detail::TileConfigTypes<256, 128, 1, 2, detail::Cooperative, detail::Persistent> {};
+template <> struct TileConfigTraits<TileConfig::kStreamKCoop128x256Cluster2x1>
+    : detail::TileConfigTypes<128, 256, 2, 1, detail::Cooperative, detail::StreamK> {};
+template <> struct TileConfigTraits<TileConfig::kPingpong128x128Cluster2x1>
+    : detail::TileConfigTypes<128, 128, 2, 1, detail::Pingpong, detail::Persistent> {};
+
+// CUTLASS layout tags: A is M×K (RowMajor = K-major); B is read as K×N (ColumnMajor = K-major).
+template <OperandLayout> struct OperandLayoutTraits;
+template <> struct OperandLayoutTraits<OperandLayout::kAkBk> {
+  using LayoutA = cutlass::layout::RowMajor;
+  using LayoutB = cutlass::layout::ColumnMajor;
+};
+template <> struct OperandLayoutTraits<OperandLayout::kAkBn> {
+  using LayoutA = cutlass::layout::RowMajor;
+  using LayoutB = cutlass::layout::RowMajor;
+};
+template <> struct OperandLayoutTraits<OperandLayout::kAmBn> {
+  using LayoutA = cutlass::layout::ColumnMajor;
+  using LayoutB = cutlass::layout::RowMajor;
+};
+
+template <OperandLayout Layout, class ElementD_, TileConfig Config, class Program>
+struct GemmKernel {
+  using ElementA = cutlass::bfloat16_t;
+  using ElementB = cutlass::bfloat16_t;
+  using ElementD = ElementD_;
+  using ElementAccumulator = float;
+  using LayoutA = typename OperandLayoutTraits<Layout>::LayoutA;
+  using LayoutB = typename OperandLayoutTraits<Layout>::LayoutB;
+  using LayoutD = cutlass::layout::RowMajor;
+  static constexpr int kAlignmentAB = 16 / sizeof(ElementA);  // TMA: 16-byte strides
+  static constexpr int kAlignmentD = 16 / sizeof(ElementD);
+
+  using Tile = TileConfigTraits<Config>;
+  using TileShape = typename Tile::TileShape;
+  using ClusterShape = typename Tile::ClusterShape;
+  using EpilogueTile = typename Tile::Schedule::EpilogueTile;
+  static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
+
+  using Callbacks = typename Program::template Callbacks<TileShape, EpilogueTile, ElementD>;
+
+  // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
+  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
+      ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
+      kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
+
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,
+      ElementB, LayoutB, kAlignmentAB, ElementAccumulator, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename CollectiveEpilogue::SharedStorage))>,
+      typename Tile::Schedule::Mainloop>::CollectiveOp;
+
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
+                                                      CollectiveMainloop, CollectiveEpilogue,
+                                                      typename Tile::TileScheduler>;
+  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+  using Arguments = typename Device::Arguments;
+  using FusionArguments = decltype(Arguments{}.epilogue.thread);
+};
+
+}  // namespace coda::gemm

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// choose_kernel: the tuned table first, then a rule; never a kernel that is not compiled in.
+#include "coda/gemm/choose_config.hpp"
+
+#include <algorithm>
+
+#include "coda/gemm/instance.hpp"
+
+namespace coda::gemm {
+namespace {
+
+struct TableEntry {
+  OperandLayout layout;
+  int m, n, k;
+  KernelChoice choice;
+};
+
+constexpr TableEntry kTable[] = {
+#include "kernel_table.inc"
+};
+
+// Shapes outside the table. The reasons are gemm-sweep.md's (H100, 2026-11-21):
+// - long K against the output (K >= 3·max(M, N)): stream-K fills the tail wave (8B down 1.04);
+// - wide N (N >= 4·M or N >= 16384): walk along M with swizzle 8 so the CTAs in flight share B
+//   tiles in L2 (LM head 0.88 -> 1.00, 8B gate/up 0.94 -> 1.07 in the tune phase);
+// - otherwise Cooperative 128x256 with a 2x1 cluster, the best single config (11/17 shapes).
+KernelChoice rule(int m, int n, int k) {
+  if (k >= 3 * std::max(m, n))
+    return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+            Decomposition::kStreamK};
+  if (n >= 16384 || n >= 4 * m)
+    return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongM, 8, Decomposition::kHeuristic};
+  return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
+}
+
+}  // namespace
+
+bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config) {
+  return find_instance(layout, d_dtype, config) != nullptr;
+}
+
+KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {
+  KernelChoice choice = rule(m, n, k);
+  for (const TableEntry& e : kTable)
+    if (e.layout == layout && e.m == m && e.n == n && e.k == k) choice = e.choice;
+  // The table is tuned for bf16 D; fp32 D compiles fewer configs (scripts/instances.py): keep
+  // the scheduler settings and fall back to the same schedule family.
+  if (!has_instance(layout, d_dtype, choice.config))
+    choice.config = is_stream_k(choice.config) ? TileConfig::kStreamKCoop128x256Cluster2x1
+                                               : TileConfig::kCoop128x256Cluster2x1;
+  return choice;
+}
+
+}  // namespace coda::gemm
