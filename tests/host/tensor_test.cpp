@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "coda/tensor.hpp"
-#include "host/error_of.hpp"
+#include "host/test_support.hpp"
 
 namespace coda {
 namespace {

@@ -2,6 +2,7 @@
 // coda::gemm::gemm on the GPU: every compiled kernel, every operand layout, ragged shapes, against
 // the float64 reference with the numerics contract of DESIGN.md §5; NaN-poisoned outputs and
 // operand padding; α as a device scalar; CUDA-graph capture; determinism; rejections on device.
+#include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
 #include <cmath>

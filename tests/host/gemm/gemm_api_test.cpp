@@ -3,16 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "coda/gemm/gemm.hpp"
-#include "host/error_of.hpp"
+#include "host/test_support.hpp"
 
 namespace coda::gemm {
 namespace {
 
 using testing::error_of;
 
-void* const kA = reinterpret_cast<void*>(0x10000);
-void* const kB = reinterpret_cast<void*>(0x20000);
-void* const kD = reinterpret_cast<void*>(0x30000);
+void* const kA = testing::kFakeA;
+void* const kB = testing::kFakeB;
+void* const kD = testing::kFakeD;
 
 TEST(GemmApi, RejectsBeforeLaunch) {
   auto A = TensorView::matrix(kA, DType::kBF16, 64, 64);

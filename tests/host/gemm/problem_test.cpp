@@ -3,17 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "coda/gemm/problem.hpp"
-#include "host/error_of.hpp"
+#include "host/test_support.hpp"
 
 namespace coda::gemm {
 namespace {
 
 using testing::error_of;
 
-// Fake, 16-byte-aligned addresses: validation never dereferences them.
-void* const kA = reinterpret_cast<void*>(0x10000);
-void* const kB = reinterpret_cast<void*>(0x20000);
-void* const kD = reinterpret_cast<void*>(0x30000);
+void* const kA = testing::kFakeA;
+void* const kB = testing::kFakeB;
+void* const kD = testing::kFakeD;
 
 TensorView rows(void* p, std::int64_t r, std::int64_t c, std::int64_t ld = -1, DType t = DType::kBF16) {
   return TensorView::matrix(p, t, r, c, ld);

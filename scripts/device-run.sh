@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The whole GPU check in one command on a Hopper machine: build (16 jobs) -> GPU tests -> GEMM
+# benchmark against cuBLAS. Logs and JSON go under $OUT (default ./device-out); a short table is
+# printed last.
+#   scripts/device-run.sh [all|test|bench|tune]
+# Environment:
+#   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
+#                      (compile on a CPU machine, carry DIR; see README)
+#   CODA_COMMIT, CODA_DATE  label the JSON (default: git, today)
+#   BENCH_ARGS         extra coda-bench arguments (e.g. "--models 8B --rounds 5")
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-all}
+out=${OUT:-$PWD/device-out}
+mkdir -p "$out"
+export CODA_COMMIT=${CODA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export CODA_DATE=${CODA_DATE:-$(date -u +%Y-%m-%d)}
+
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv \
+  > "$out/gpu.txt" 2>&1 || true
+cat "$out/gpu.txt"
+
+if [ -n "${CODA_PREBUILT:-}" ]; then
+  bin=$CODA_PREBUILT
+else
+  [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
+    || { tail -20 "$out/configure.log"; exit 1; }
+  cmake --build build -j 16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+  mkdir -p build/bin
+  cp build/tests/coda_device_tests build/bench/coda-bench build/bin/
+  bin=build/bin
+fi
+
+status=0
+if [ "$mode" = all ] || [ "$mode" = test ]; then
+  "$bin/coda_device_tests" --gtest_output=json:"$out/device_tests.json" > "$out/device_tests.log" 2>&1
+  rc=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|seed" "$out/device_tests.log" | tail -30
+  [ $rc -eq 0 ] || status=1
+fi
+if [ "$mode" = all ] || [ "$mode" = bench ]; then
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" gemm --json "$out/gemm.json" ${BENCH_ARGS:-} > "$out/bench_gemm.log" 2>&1 \
+    || status=1
+  sed -n '/^| shape/,$p' "$out/bench_gemm.log"
+  grep -E "ERROR|coda-bench:" "$out/bench_gemm.log" || true
+fi
+if [ "$mode" = tune ]; then
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" tune --table-out "$out/kernel_table.inc" ${BENCH_ARGS:-} \
+    > "$out/tune.log" 2>&1 || status=1
+  tail -50 "$out/tune.log"
+fi
+exit $status
