@@ -88,9 +88,13 @@ double check_against_cublas(const OperandSets& ops, const Variant& coda, cublasH
   const std::size_t count = std::size_t(s.m) * s.n;
   void* expected = nullptr;
   check_cuda(cudaMalloc(&expected, 2 * count), "cudaMalloc");
+  // The launches go to the bench's non-blocking stream, which does not order against the legacy
+  // stream of cudaMemcpy/cudaMemset: synchronise the device between the steps.
   ops.cublas_gemm(handle, 0);
+  check_cuda(cudaDeviceSynchronize(), "cuBLAS launch");
   check_cuda(cudaMemcpy(expected, ops.d(0).data, 2 * count, cudaMemcpyDeviceToDevice), "copy");
   check_cuda(cudaMemset(ops.d(0).data, 0xFF, 2 * count), "poison");
+  check_cuda(cudaDeviceSynchronize(), "poison");
   coda.launch(0);
   check_cuda(cudaDeviceSynchronize(), "coda launch");
   double diff = relative_difference(ops.d(0).data, expected, count);

@@ -52,7 +52,10 @@ class DeviceBuffer {
     return host;
   }
   // Every byte 0xFF: NaN in bf16 and f32, so an unwritten output element fails the check.
-  void poison() { CODA_CHECK_CUDA(cudaMemset(ptr_, 0xFF, bytes_)); }
+  void poison() {
+    CODA_CHECK_CUDA(cudaMemset(ptr_, 0xFF, bytes_));
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());  // ordered before work on any stream
+  }
 
  private:
   void* ptr_ = nullptr;
