@@ -27,7 +27,10 @@ struct GemmOptions {
 // D = α·A·Bᵀ on `stream`. A is M×K, B is N×K, D is M×N (row-major, unit column stride). Which of
 // A's and B's modes is contiguous picks the operand layout (see OperandLayout); (A M-major,
 // B K-major) is not supported. Every strided mode must be 16-byte aligned (TMA); extents need not
-// be. Throws coda::Error naming the argument and the constraint; on error nothing is launched.
+// be. D is written by TMA in whole 16-byte units: when N is not a multiple of 8 (bf16) or 4 (f32),
+// columns N .. round_up(N, 16 bytes) − 1 of each row are scratch and may be overwritten (measured
+// on H200; tests/device/gemm/gemm_test.cu); nothing past them is touched. Throws coda::Error naming
+// the argument and the constraint; on error nothing is launched.
 void gemm(const TensorView& D, const TensorView& A, const TensorView& B,
           const GemmOptions& options = {}, cudaStream_t stream = nullptr);
 

@@ -35,17 +35,17 @@ __global__ void ref64_kernel(int m, int n, int k, const float* a, const float* b
   ref64[idx] = alpha * acc;
 }
 
-// The contract's "framework" is what the unfused standard computation produces: a cuBLAS bf16
-// GEMM with fp32 accumulation on the tensor cores (torch.mm, or torch.mm(..., out_dtype=float32)),
-// its fp32 result rounded to bf16 when D is bf16. Tensor-core fp32 accumulation is not sequential
-// IEEE fma, so a CPU model of it would be wrong for fp32 D (docs/numerics.md).
+// The contract's "framework" (DESIGN.md §5) is the standard unfused computation as a bf16 framework
+// stores it: cuBLAS's bf16 GEMM (fp32 accumulation), its result stored as bf16. That bar is the
+// same for fp32 D, which is strictly more precise than the bf16 tensor a framework keeps; the
+// fp32-accumulation accuracy of fp32 D is measured against cuBLAS in docs/numerics.md.
 struct Oracle {
   std::vector<double> ref64, framework;
   double tolerance;
 };
 
 Oracle run_oracle(int m, int n, int k, const std::vector<float>& a, const std::vector<float>& b,
-                  float alpha, bool bf16_out) {
+                  float alpha) {
   DeviceBuffer da(a.size() * 4), db(b.size() * 4);
   da.upload(a);
   db.upload(b);
@@ -73,7 +73,7 @@ Oracle run_oracle(int m, int n, int k, const std::vector<float>& a, const std::v
   if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
   CODA_CHECK_CUDA(cudaDeviceSynchronize());
   Oracle o{ref.download<double>(), {}, 0.0};
-  for (float x : fw.download<float>()) o.framework.push_back(bf16_out ? ref::round_to_bf16(x) : x);
+  for (float x : fw.download<float>()) o.framework.push_back(ref::round_to_bf16(x));
   o.tolerance = ref::contract_tolerance(o.framework, o.ref64);
   return o;
 }
@@ -126,13 +126,17 @@ Output make_output(int m, int n, DType dtype) {
   return o;
 }
 
-// D's values, and a description of any write into the row padding (columns N..ld), "" if none.
+// D's values, and a description of any write into the row padding past the 16-byte unit that
+// holds column N − 1, "" if none.
 std::vector<double> read_output(const Output& o, std::string* padding_writes) {
   const TensorView& v = o.view;
   const std::int64_t m = v.shape[0], n = v.shape[1], ld = v.stride[0];
   const bool bf16 = v.dtype == DType::kBF16;
   auto bits16 = bf16 ? o.buffer.download<std::uint16_t>() : std::vector<std::uint16_t>{};
   auto bits32 = bf16 ? std::vector<std::uint32_t>{} : o.buffer.download<std::uint32_t>();
+  // TMA stores whole 16-byte units: columns N .. round_up(N, 16 bytes) − 1 are D's scratch
+  // (gemm.hpp); anything past them is a bug.
+  const std::int64_t n_16b = round_up(n, 16 / static_cast<std::int64_t>(v.element_bytes()));
   std::vector<double> out(m * n);
   std::int64_t writes = 0, first_row = -1, first_col = -1, last_col = -1;
   for (std::int64_t i = 0; i < m; ++i)
@@ -147,7 +151,7 @@ std::vector<double> read_output(const Output& o, std::string* padding_writes) {
       const bool poisoned = bf16 ? bits16[at] == kBf16NaN : bits32[at] == 0xFFFFFFFFu;
       if (j < n) {
         out[i * n + j] = value;
-      } else if (!poisoned) {
+      } else if (j >= n_16b && !poisoned) {
         if (writes++ == 0) first_row = i, first_col = j;
         last_col = std::max(last_col, j);
       }
@@ -175,6 +179,20 @@ std::vector<double> read_output(const Output& o, std::string* padding_writes) {
          << bad << " of " << out.size() << " outputs fail; worst at " << worst_at << ": got "
          << out[worst_at] << ", ref " << o.ref64[worst_at] << ", |err| " << worst
          << " > tolerance " << o.tolerance;
+}
+
+// fp32 D must carry the fp32 accumulator, not a value rounded through 16 bits: its worst error is
+// far below that of bf16 storage (measured: ~1e-6 relative against bf16's 2e-3; the margin of
+// 64x still fails any 16-bit round trip).
+::testing::AssertionResult keeps_fp32_precision(const std::vector<double>& out, const Oracle& o) {
+  double worst = 0.0, bf16_storage = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    worst = std::max(worst, std::abs(out[i] - o.ref64[i]));
+    bf16_storage = std::max(bf16_storage, std::abs(o.framework[i] - o.ref64[i]));
+  }
+  if (worst * 64 <= bf16_storage + 1e-6) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "fp32 D error " << worst << " is not below 1/64 of the "
+                                       << "bf16 storage error " << bf16_storage;
 }
 
 struct LayoutCase {
@@ -233,7 +251,7 @@ TEST(Gemm, EveryKernelEveryLayoutRaggedShapes) {
     auto a = random_bf16_matrix(s.m, s.k, rng);
     auto b = random_bf16_matrix(s.n, s.k, rng);
     for (DType d_dtype : {DType::kBF16, DType::kF32}) {
-      Oracle oracle = run_oracle(s.m, s.n, s.k, a, b, 1.0f, d_dtype == DType::kBF16);
+      Oracle oracle = run_oracle(s.m, s.n, s.k, a, b, 1.0f);
       for (const LayoutCase& l : kLayouts) {
         StoredOperand sa = store(a, s.m, s.k, l.a_k_major);
         StoredOperand sb = store(b, s.n, s.k, l.b_k_major);
@@ -249,7 +267,8 @@ TEST(Gemm, EveryKernelEveryLayoutRaggedShapes) {
           std::string padding_writes;
           auto out = read_output(d, &padding_writes);
           EXPECT_TRUE(meets_contract(out, oracle));
-          EXPECT_EQ(padding_writes, "") << "the kernel wrote past N into D's row padding";
+          if (d_dtype == DType::kF32) EXPECT_TRUE(keeps_fp32_precision(out, oracle));
+          EXPECT_EQ(padding_writes, "") << "the kernel wrote past D's last 16-byte unit";
         }
       }
     }
@@ -265,7 +284,7 @@ TEST(Gemm, AlphaIsADeviceScalar) {
     DeviceBuffer dalpha(4);
     dalpha.upload(std::vector<float>{alpha});
     for (DType d_dtype : {DType::kBF16, DType::kF32}) {
-      Oracle oracle = run_oracle(s.m, s.n, s.k, a, b, alpha, d_dtype == DType::kBF16);
+      Oracle oracle = run_oracle(s.m, s.n, s.k, a, b, alpha);
       for (const LayoutCase& l : kLayouts) {
         SCOPED_TRACE(std::string(to_string(l.layout)) + " alpha " + std::to_string(alpha));
         StoredOperand sa = store(a, s.m, s.k, l.a_k_major);
