@@ -9,6 +9,7 @@
 #include "gemm_bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -146,13 +147,30 @@ std::string choice_literal(const gemm::KernelChoice& c) {
          decomposition[int(c.decomposition)] + "}";
 }
 
+// Host time per call (µs) of `launch`, enqueueing `calls` launches back to back: the GPU is busier
+// than the host, so this is the host-side cost of one call (validation, TMA descriptors, launch).
+double host_us_per_call(const Variant& v, int sets, cudaStream_t stream) {
+  constexpr int calls = 100;
+  for (int i = 0; i < 3; ++i) v.launch(i % sets);
+  check_cuda(cudaStreamSynchronize(stream), "warm-up");
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) v.launch(i % sets);
+  auto end = std::chrono::steady_clock::now();
+  check_cuda(cudaStreamSynchronize(stream), "host overhead");
+  return std::chrono::duration<double, std::micro>(end - start).count() / calls;
+}
+
 }  // namespace
 
 int run_gemm_bench(const BenchArgs& args) {
   Context ctx;
   const std::string gpu = gpu_name();
   std::printf("coda-bench gemm on %s, %d rounds\n", gpu.c_str(), args.rounds);
-  struct Row { GemmShape shape; std::string kernel; double coda_ms, cublas_ms, ratio, diff; };
+  struct Row {
+    GemmShape shape;
+    std::string kernel;
+    double coda_ms, cublas_ms, ratio, diff, coda_host_us, cublas_host_us;
+  };
   std::vector<Row> rows;
   for (const GemmShape& s : llama3_gemm_shapes(args.tokens, args.models, args.passes)) {
     OperandSets ops(s, kRotationBytes);
@@ -164,7 +182,9 @@ int run_gemm_bench(const BenchArgs& args) {
     auto warm = measure(variants, ops.count(), 1, 2, ctx.stream);
     const int reps = reps_for(median(warm[0].ms), 40.0, 2, 10);
     auto m = measure(variants, ops.count(), args.rounds, reps, ctx.stream);
-    Row row{s, variants[1].name, median(m[1].ms), median(m[0].ms), median_ratio(m[0], m[1]), diff};
+    Row row{s, variants[1].name, median(m[1].ms), median(m[0].ms), median_ratio(m[0], m[1]), diff,
+            host_us_per_call(variants[1], ops.count(), ctx.stream),
+            host_us_per_call(variants[0], ops.count(), ctx.stream)};
     rows.push_back(row);
     std::printf("%-4s %-8s %-5s %6dx%6dx%6d  %-40s cuBLAS %8.3f ms  coda %8.3f ms  ratio %.3f  "
                 "(%.0f TFLOP/s)  diff %.1e\n",
@@ -194,17 +214,20 @@ int run_gemm_bench(const BenchArgs& args) {
         << ", \"kernel\": \"" << r.kernel << "\", \"coda_ms\": " << r.coda_ms
         << ", \"baseline\": {\"cublas_gemm\": " << r.cublas_ms
         << "}, \"ratio_cublas_over_coda\": " << r.ratio << ", \"max_rel_diff_vs_cublas\": " << r.diff
+        << ", \"host_us_per_call\": {\"coda\": " << r.coda_host_us << ", \"cublas\": "
+        << r.cublas_host_us << "}"
         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
   }
 
-  std::printf("\n| shape | pass | M×N×K | kernel | cuBLAS ms | coda ms | cuBLAS/coda |\n"
-              "| --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("\n| shape | pass | M×N×K | kernel | cuBLAS ms | coda ms | cuBLAS/coda | host µs "
+              "coda / cuBLAS |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Row& r : rows)
-    std::printf("| %s | %s | %d×%d×%d | %s | %.3f | %.3f | %.3f |\n", r.shape.label().c_str(),
-                r.shape.pass.c_str(), r.shape.m, r.shape.n, r.shape.k, r.kernel.c_str(),
-                r.cublas_ms, r.coda_ms, r.ratio);
+    std::printf("| %s | %s | %d×%d×%d | %s | %.3f | %.3f | %.3f | %.1f / %.1f |\n",
+                r.shape.label().c_str(), r.shape.pass.c_str(), r.shape.m, r.shape.n, r.shape.k,
+                r.kernel.c_str(), r.cublas_ms, r.coda_ms, r.ratio, r.coda_host_us,
+                r.cublas_host_us);
   std::printf("\ngeomean cuBLAS/coda %.3f, min %.3f over %zu shapes\n", geomean, worst, rows.size());
   bool bad = false;
   for (const Row& r : rows) bad |= !(r.diff < 1e-2);
@@ -252,7 +275,7 @@ int run_tune(const BenchArgs& args) {
     });
     std::vector<Variant> finalists = {all[0]};
     for (std::size_t i = 0; i < 4 && i < order.size(); ++i) finalists.push_back(all[order[i] + 1]);
-    auto p2 = measure(finalists, ops.count(), 6, reps_for(est, 15.0, 2, 6), ctx.stream);
+    auto p2 = measure(finalists, ops.count(), args.rounds, reps_for(est, 15.0, 2, 6), ctx.stream);
     std::size_t best = 1;
     for (std::size_t i = 2; i < finalists.size(); ++i)
       if (median_ratio(p2[0], p2[i]) > median_ratio(p2[0], p2[best])) best = i;
