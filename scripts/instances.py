@@ -34,6 +34,43 @@ D_TYPES = {
 }
 
 
+# Example epilogue programs (include/coda/epilogue/example_programs.hpp), compiled for the forward
+# layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
+# `coda-bench epilogue` run. Program -> its snake_case name.
+EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
+                     "BiasSiluColSum": "bias_silu_col_sum"}
+EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
+
+
+def epilogue_instances():
+    for program, pname in EPILOGUE_PROGRAMS.items():
+        for config in EPILOGUE_CONFIGS:
+            yield f"epi_{pname}_akbk_bf16_{CONFIGS[config]}", program, config
+
+
+def epilogue_tu(name, program, config):
+    return (
+        HEADER
+        + '#include "coda/epilogue/example_programs.hpp"\n'
+        + '#include "coda/gemm/launch.hpp"\n\n'
+        + "namespace coda::epilogue::instances {\n\n"
+        + f"using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t,\n"
+        + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
+        + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
+        + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"
+        + f"  gemm::launch_gemm<K>(p, c, {program}::arguments<K::FusionArguments>(e), workspace, stream);\n"
+        + "}\n\n"
+        + "}  // namespace coda::epilogue::instances\n"
+    )
+
+
+def epilogue_dispatch_inc():
+    lines = [HEADER, "// CODA_EPILOGUE_INSTANCE(program, config, name)\n"]
+    for name, program, config in epilogue_instances():
+        lines.append(f"CODA_EPILOGUE_INSTANCE({program}, {config}, {name})\n")
+    return "".join(lines)
+
+
 def instances():
     for dname, (dtype, _, configs) in D_TYPES.items():
         for layout in LAYOUTS:
@@ -69,7 +106,10 @@ def dispatch_inc():
 
 
 def expected_files():
-    files = {OUT / "dispatch.inc": dispatch_inc()}
+    files = {OUT / "dispatch.inc": dispatch_inc(),
+             OUT / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
+    for name, program, config in epilogue_instances():
+        files[OUT / f"{name}_sm90a.cu"] = epilogue_tu(name, program, config)
     for name, layout, dname, _, config in instances():
         files[OUT / f"{name}_sm90a.cu"] = instance_tu(name, layout, dname, config)
     return files
@@ -80,7 +120,7 @@ def main():
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     files = expected_files()
-    existing = set(OUT.glob("*_sm90a.cu")) | set(OUT.glob("dispatch.inc"))
+    existing = set(OUT.glob("*_sm90a.cu")) | set(OUT.glob("*.inc"))
     if args.check:
         stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
         extra = existing - set(files)
@@ -93,7 +133,7 @@ def main():
     for p, text in files.items():
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
-    print(f"{len(files) - 1} instances in {OUT.relative_to(ROOT)}")
+    print(f"{len(files) - 2} instances in {OUT.relative_to(ROOT)}")
     return 0
 
 

@@ -2,13 +2,15 @@
 // The plain GEMM's epilogue program: D = α · acc, α a device scalar (nullptr: α = 1).
 #pragma once
 
+#include "coda/epilogue/cutlass_fusion.hpp"
+
 #include <cutlass/epilogue/fusion/operations.hpp>
 
 namespace coda::epilogue {
 
 struct ScaledAcc {
-  template <class CtaTile, class EpilogueTile, class ElementD>
-  using Callbacks = cutlass::epilogue::fusion::ScaledAcc<ElementD, float, float>;
+  template <class Ctx>
+  using Callbacks = cutlass::epilogue::fusion::ScaledAcc<typename Ctx::ElementD, float, float>;
 
   template <class FusionArguments>
   static FusionArguments arguments(const float* alpha) {

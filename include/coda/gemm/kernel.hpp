@@ -7,9 +7,11 @@
 // tile along M) or Pingpong (each consumer warpgroup owns a tile, so one's epilogue overlaps the
 // other's mainloop). What varies is (1) the operand layout, (2) the TileConfig from the menu in
 // config.hpp, (3) the D element type and (4) the epilogue Program. A Program is a type with
-//     template <class CtaTile, class EpilogueTile, class ElementD> using Callbacks = ...;
+//     template <class Ctx> using Callbacks = ...;
 // naming a CUTLASS FusionOperation or an EVT callbacks tree (the builder passes the latter through
-// unchanged); the epilogue is built first, and the mainloop gets the shared memory it leaves.
+// unchanged), where Ctx is the epilogue::EpilogueContext of this kernel (tile shapes, D type,
+// schedule) that the primitives of include/coda/epilogue/ are parameterised by. The epilogue is
+// built first, and the mainloop gets the shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -22,6 +24,7 @@
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 
+#include "coda/epilogue/context.hpp"
 #include "coda/gemm/config.hpp"
 
 namespace coda::gemm {
@@ -97,7 +100,9 @@ struct GemmKernel {
   using EpilogueTile = typename Tile::Schedule::EpilogueTile;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
-  using Callbacks = typename Program::template Callbacks<TileShape, EpilogueTile, ElementD>;
+  using EpilogueContext =
+      epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD, typename Tile::Schedule::Epilogue>;
+  using Callbacks = typename Program::template Callbacks<EpilogueContext>;
 
   // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<

@@ -2,7 +2,6 @@
 // coda::gemm::gemm on the GPU: every compiled kernel, every operand layout, ragged shapes, against
 // the float64 reference with the numerics contract of DESIGN.md §5; NaN-poisoned outputs and
 // operand padding; α as a device scalar; CUDA-graph capture; determinism; rejections on device.
-#include <cublas_v2.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +13,7 @@
 #include "coda/gemm/gemm.hpp"
 #include "coda/gemm/instance.hpp"
 #include "device/device_buffer.hpp"
+#include "device/gemm_oracle.hpp"
 #include "reference/bf16.hpp"
 #include "reference/gemm.hpp"
 
@@ -23,17 +23,6 @@ namespace {
 using testing::DeviceBuffer;
 
 constexpr std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-// The float64 oracle: one thread per output, k in order.
-__global__ void ref64_kernel(int m, int n, int k, const float* a, const float* b, double alpha,
-                             double* ref64) {
-  const std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (idx >= std::int64_t(m) * n) return;
-  const int i = idx / n, j = idx % n;
-  double acc = 0.0;
-  for (int p = 0; p < k; ++p) acc += double(a[std::int64_t(i) * k + p]) * double(b[std::int64_t(j) * k + p]);
-  ref64[idx] = alpha * acc;
-}
 
 // The contract's "framework" (DESIGN.md §5) is the standard unfused computation as a bf16 framework
 // stores it: cuBLAS's bf16 GEMM (fp32 accumulation), its result stored as bf16. That bar is the
@@ -46,45 +35,14 @@ struct Oracle {
 
 Oracle run_oracle(int m, int n, int k, const std::vector<float>& a, const std::vector<float>& b,
                   float alpha) {
-  DeviceBuffer da(a.size() * 4), db(b.size() * 4);
-  da.upload(a);
-  db.upload(b);
-  auto to_bits = [](const std::vector<float>& v) {
-    std::vector<std::uint16_t> bits(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) bits[i] = ref::float_to_bf16_bits(v[i]);
-    return bits;
-  };
-  DeviceBuffer ha(a.size() * 2), hb(b.size() * 2);
-  ha.upload(to_bits(a));
-  hb.upload(to_bits(b));
-  const std::int64_t count = std::int64_t(m) * n;
-  DeviceBuffer ref(count * 8), fw(count * 4);
-  ref64_kernel<<<(count + 255) / 256, 256>>>(m, n, k, da.get<float>(), db.get<float>(), alpha,
-                                             ref.get<double>());
-  CODA_CHECK_CUDA(cudaGetLastError());
-  cublasHandle_t handle;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate");
-  const float beta = 0.0f;
-  // Row-major D[M,N] = A[M,K]·B[N,K]ᵀ is column-major Dᵀ[N,M] = B·Aᵀ.
-  cublasStatus_t st = cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, hb.get(),
-                                   CUDA_R_16BF, k, ha.get(), CUDA_R_16BF, k, &beta, fw.get(),
-                                   CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  cublasDestroy(handle);
-  if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
-  CODA_CHECK_CUDA(cudaDeviceSynchronize());
-  Oracle o{ref.download<double>(), {}, 0.0};
-  for (float x : fw.download<float>()) o.framework.push_back(ref::round_to_bf16(x));
+  Oracle o{testing::gemm_ref64(m, n, k, a, b, alpha), {}, 0.0};
+  for (float x : testing::gemm_cublas_f32(m, n, k, a, b, alpha))
+    o.framework.push_back(ref::round_to_bf16(x));
   o.tolerance = ref::contract_tolerance(o.framework, o.ref64);
   return o;
 }
 
-// Logical A[M,K] and B[N,K]: N(0,1) values, rounded to bf16 (what the kernel reads).
-std::vector<float> random_bf16_matrix(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(rows * cols);
-  for (float& x : v) x = ref::round_to_bf16(dist(rng));
-  return v;
-}
+using testing::random_bf16_matrix;
 
 constexpr std::uint16_t kBf16NaN = 0xFFFF;
 

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Launchers for the compiled example programs (forward layout, bf16 D): validate the GEMM
+// operands like coda::gemm::gemm, then run the program's kernel for `config`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "coda/epilogue/example_params.hpp"
+#include "coda/gemm/config.hpp"
+#include "coda/tensor.hpp"
+
+namespace coda::epilogue {
+
+// The configs the examples are compiled for (scripts/instances.py).
+bool has_example_instance(gemm::TileConfig config);
+
+void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const ResidualRmsParams& params, gemm::KernelChoice choice,
+                  cudaStream_t stream = nullptr);
+void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
+               const RowScaleParams& params, gemm::KernelChoice choice,
+               cudaStream_t stream = nullptr);
+void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const BiasSiluColSumParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream = nullptr);
+
+}  // namespace coda::epilogue

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The small merge kernels that finish partial reductions (partial_reduction.hpp), and the partial
+// buffer geometry for a kernel config. Deterministic: each output sums its partials in tile order.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "coda/gemm/config.hpp"
+
+namespace coda::epilogue {
+
+// Partials of one reduction: `tiles` slices of `padded` floats (slice t holds tile t's partials).
+struct PartialLayout {
+  int tiles = 0;
+  std::int64_t padded = 0;
+  std::int64_t floats() const { return tiles * padded; }
+};
+
+// Per-row partials of an M×N output computed with `config`: tiles = ceil(N / tile_N),
+// padded = round_up(M, tile_M). Per-col partials: tiles = ceil(M / tile_M), padded = round_up(N, tile_N).
+PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
+PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
+
+// out[i] = Σ_t partials[t·padded + i] for i < count (fp32, tile order).
+void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,
+                        cudaStream_t stream = nullptr);
+
+// rstd[m] = 1 / sqrt(Σ_t partials[t·padded + m] / width + eps): RMSNorm's statistic from the
+// Σx² partials of the GEMM that produced x (width = the normalised dimension).
+void rstd_from_partials(const float* partials, PartialLayout layout, int rows, int width, float eps,
+                        float* rstd, cudaStream_t stream = nullptr);
+
+}  // namespace coda::epilogue

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Host twins of the epilogue primitives (include/coda/epilogue/): the same semantics in float64 on
+// a dense matrix, so a program's expected outputs are the same composition of twins. The partial
+// reductions produce CUTLASS's buffer layout (partial_reduction.hpp), padding included.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace coda::ref {
+
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<double> v;
+  Matrix() = default;
+  Matrix(int r, int c, double fill = 0.0) : rows(r), cols(c), v(std::size_t(r) * c, fill) {}
+  double& operator()(int r, int c) { return v[std::size_t(r) * cols + c]; }
+  double operator()(int r, int c) const { return v[std::size_t(r) * cols + c]; }
+};
+
+// Family 1: element-wise.
+Matrix add(const Matrix& x, const Matrix& y);
+Matrix scale(const Matrix& x, double alpha);
+Matrix silu(const Matrix& x);
+Matrix gelu(const Matrix& x);  // erf form: x · Φ(x)
+Matrix round_to_bf16(const Matrix& x);
+// Family 2: broadcasts (v indexed by row m or by column n).
+Matrix mul_per_row(const Matrix& x, const std::vector<double>& v);
+Matrix mul_per_col(const Matrix& x, const std::vector<double>& v);
+Matrix add_per_col(const Matrix& x, const std::vector<double>& v);
+
+// Family 4: partial reductions in the kernel's layout: slice t of `padded` values per tile.
+struct Partials {
+  int tiles = 0;
+  std::int64_t padded = 0;
+  std::vector<double> v;  // tiles × padded, padding = 0
+};
+// partial[t][m] = Σ_{n in [t·tile_n, (t+1)·tile_n) ∩ [0, N)} f(x[m, n]), f = x or x².
+Partials per_row_partials(const Matrix& x, int tile_m, int tile_n, bool square);
+// partial[t][n] = Σ_{m in [t·tile_m, (t+1)·tile_m) ∩ [0, M)} x[m, n].
+Partials per_col_partials(const Matrix& x, int tile_m, int tile_n);
+// Merges: out[i] = Σ_t partial[t][i]; rstd[i] = 1 / sqrt(out[i] / width + eps).
+std::vector<double> merge(const Partials& p, int count);
+std::vector<double> rstd(const Partials& p, int count, int width, double eps);
+
+}  // namespace coda::ref

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "coda/epilogue/merge.hpp"
+
+#include <string>
+
+#include "coda/status.hpp"
+
+namespace coda::epilogue {
+namespace {
+
+constexpr const char* kWhere = "coda::epilogue";
+
+struct TileDims { int m, n; };
+
+TileDims tile_dims(gemm::TileConfig config) {
+  switch (config) {
+    case gemm::TileConfig::kCoop128x256Cluster1x2:
+    case gemm::TileConfig::kCoop128x256Cluster2x1:
+    case gemm::TileConfig::kStreamKCoop128x256Cluster2x1: return {128, 256};
+    case gemm::TileConfig::kCoop256x128Cluster1x2: return {256, 128};
+    case gemm::TileConfig::kPingpong128x128Cluster2x1: return {128, 128};
+  }
+  throw Error(std::string(kWhere) + ": unknown tile config");
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+__global__ void merge_kernel(const float* partials, int tiles, std::int64_t padded, int count,
+                             float scale, float eps, bool rstd, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  float sum = 0.0f;
+  for (int t = 0; t < tiles; ++t) sum += partials[t * padded + i];
+  out[i] = rstd ? rsqrtf(sum * scale + eps) : sum;
+}
+
+void launch(const float* partials, PartialLayout layout, int count, float scale, float eps,
+            bool rstd, float* out, cudaStream_t stream) {
+  require(partials != nullptr, kWhere, "partials: data pointer is null");
+  require(out != nullptr, kWhere, "out: data pointer is null");
+  require(layout.tiles > 0 && layout.padded >= count && count > 0, kWhere,
+          "layout: needs tiles > 0 and padded >= count > 0; got tiles " +
+              std::to_string(layout.tiles) + ", padded " + std::to_string(layout.padded) +
+              ", count " + std::to_string(count));
+  merge_kernel<<<(count + 255) / 256, 256, 0, stream>>>(partials, layout.tiles, layout.padded,
+                                                        count, scale, eps, rstd, out);
+  cudaError_t err = cudaGetLastError();
+  require(err == cudaSuccess, kWhere, std::string("merge kernel launch: ") + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n) {
+  TileDims t = tile_dims(config);
+  return {static_cast<int>((n + t.n - 1) / t.n), round_up(m, t.m)};
+}
+
+PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n) {
+  TileDims t = tile_dims(config);
+  return {static_cast<int>((m + t.m - 1) / t.m), round_up(n, t.n)};
+}
+
+void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,
+                        cudaStream_t stream) {
+  launch(partials, layout, count, 1.0f, 0.0f, false, out, stream);
+}
+
+void rstd_from_partials(const float* partials, PartialLayout layout, int rows, int width, float eps,
+                        float* rstd, cudaStream_t stream) {
+  require(width > 0, kWhere, "width: must be positive; got " + std::to_string(width));
+  require(eps >= 0.0f, kWhere, "eps: must be non-negative");
+  launch(partials, layout, rows, 1.0f / static_cast<float>(width), eps, true, rstd, stream);
+}
+
+}  // namespace coda::epilogue

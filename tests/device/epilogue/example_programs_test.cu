@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The three example programs (include/coda/epilogue/example_programs.hpp) composed with the fixed
+// mainloop, on ragged shapes (M, N not multiples of the tile, N odd), in a Cooperative and a
+// Pingpong config, against their host twins in float64 with the numerics contract (DESIGN.md §5).
+// Every output is NaN-poisoned first; row padding past the last 16-byte unit must stay untouched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coda/epilogue/example_instances.hpp"
+#include "coda/epilogue/merge.hpp"
+#include "device/device_buffer.hpp"
+#include "device/gemm_oracle.hpp"
+#include "reference/bf16.hpp"
+#include "reference/epilogue.hpp"
+#include "reference/gemm.hpp"
+
+namespace coda::epilogue {
+namespace {
+
+using gemm::TileConfig;
+using ref::Matrix;
+using testing::DeviceBuffer;
+
+constexpr std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+// A bf16 matrix in device memory with a padded row stride (padding NaN).
+struct DeviceMatrix {
+  DeviceBuffer buffer;
+  int rows, cols;
+  std::int64_t ld;
+  TensorView view() const { return TensorView::matrix(buffer.get(), DType::kBF16, rows, cols, ld); }
+};
+
+DeviceMatrix upload(const Matrix& x) {
+  const std::int64_t ld = round_up(x.cols, 8) + 8;
+  std::vector<std::uint16_t> host(std::size_t(x.rows) * ld, 0xFFFF);
+  for (int r = 0; r < x.rows; ++r)
+    for (int c = 0; c < x.cols; ++c) host[r * ld + c] = ref::float_to_bf16_bits(float(x(r, c)));
+  DeviceMatrix d{DeviceBuffer(host.size() * 2), x.rows, x.cols, ld};
+  d.buffer.upload(host);
+  return d;
+}
+
+DeviceMatrix output(int rows, int cols) {
+  const std::int64_t ld = round_up(cols, 8) + 8;
+  DeviceMatrix d{DeviceBuffer(std::size_t(rows) * ld * 2), rows, cols, ld};
+  d.buffer.poison();
+  return d;
+}
+
+// The values, and whether anything past the 16-byte unit holding the last column was written.
+Matrix download(const DeviceMatrix& d, bool* padding_untouched) {
+  auto host = d.buffer.download<std::uint16_t>();
+  Matrix x(d.rows, d.cols);
+  *padding_untouched = true;
+  for (int r = 0; r < d.rows; ++r)
+    for (std::int64_t c = 0; c < d.ld; ++c) {
+      if (c < d.cols) x(r, c) = ref::bf16_bits_to_float(host[r * d.ld + c]);
+      else if (c >= round_up(d.cols, 8) && host[r * d.ld + c] != 0xFFFF) *padding_untouched = false;
+    }
+  return x;
+}
+
+Matrix to_matrix(const std::vector<float>& v, int rows, int cols) {
+  Matrix x(rows, cols);
+  for (std::size_t i = 0; i < v.size(); ++i) x.v[i] = v[i];
+  return x;
+}
+
+// The contract on one output: max |out − ref| ≤ 2 · max |framework − ref| + 1e-6, all finite.
+::testing::AssertionResult meets_contract(const std::vector<double>& out,
+                                          const std::vector<double>& ref,
+                                          const std::vector<double>& framework, const char* what) {
+  double fw = 0.0, worst = 0.0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    fw = std::max(fw, std::abs(framework[i] - ref[i]));
+    double err = std::isfinite(out[i]) ? std::abs(out[i] - ref[i]) : INFINITY;
+    if (err > worst) worst = err, at = i;
+  }
+  const double tolerance = 2 * fw + 1e-6;
+  if (worst <= tolerance) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": worst at " << at << ": got " << out[at]
+                                       << ", ref " << ref[at] << ", |err| " << worst
+                                       << " > tolerance " << tolerance;
+}
+
+// The valid region (tiles × count) of a partial buffer, as doubles.
+std::vector<double> valid_partials(const std::vector<float>& buffer, PartialLayout layout, int count) {
+  std::vector<double> out;
+  for (int t = 0; t < layout.tiles; ++t)
+    for (int i = 0; i < count; ++i) out.push_back(buffer[t * layout.padded + i]);
+  return out;
+}
+std::vector<double> valid_partials(const ref::Partials& p, int count) {
+  std::vector<double> out;
+  for (int t = 0; t < p.tiles; ++t)
+    for (int i = 0; i < count; ++i) out.push_back(p.v[t * p.padded + i]);
+  return out;
+}
+
+struct Shape { int m, n, k; };
+// Ragged in M and N (N odd, a single row, a single N tile), K not a multiple of 64.
+const Shape kShapes[] = {{1, 199, 1000}, {1000, 4095, 199}, {4095, 1001, 1000}, {333, 520, 776}};
+const TileConfig kConfigs[] = {TileConfig::kCoop128x256Cluster2x1,
+                               TileConfig::kPingpong128x128Cluster2x1};
+
+struct TileDims { int m, n; };
+TileDims tile_of(TileConfig c) {
+  return c == TileConfig::kPingpong128x128Cluster2x1 ? TileDims{128, 128} : TileDims{128, 256};
+}
+
+// One random problem: operands, the float64 accumulator and the framework's bf16 GEMM output.
+struct GemmCase {
+  Shape s;
+  DeviceMatrix a, b;
+  Matrix acc64, acc_framework;
+};
+
+GemmCase make_case(const Shape& s, std::mt19937_64& rng) {
+  auto a = testing::random_bf16_matrix(s.m, s.k, rng);
+  auto b = testing::random_bf16_matrix(s.n, s.k, rng);
+  GemmCase g{s, upload(to_matrix(a, s.m, s.k)), upload(to_matrix(b, s.n, s.k)), Matrix(s.m, s.n),
+             Matrix(s.m, s.n)};
+  g.acc64.v = testing::gemm_ref64(s.m, s.n, s.k, a, b);
+  auto fw = testing::gemm_cublas_f32(s.m, s.n, s.k, a, b);
+  for (std::size_t i = 0; i < fw.size(); ++i) g.acc_framework.v[i] = ref::round_to_bf16(fw[i]);
+  return g;
+}
+
+Matrix random_matrix(int rows, int cols, std::mt19937_64& rng, float mean, float stddev) {
+  std::normal_distribution<float> dist(mean, stddev);
+  Matrix x(rows, cols);
+  for (double& v : x.v) v = ref::round_to_bf16(dist(rng));
+  return x;
+}
+
+std::string trace(const Shape& s, TileConfig c) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " " +
+         gemm::to_string(c);
+}
+
+// X = acc + R → D;  Σ X² per (row, N-tile);  H = X ⊙ w. Then the merge kernels: Σ and rstd.
+TEST(EpiloguePrograms, ResidualRms) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.ResidualRms"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    Matrix residual = random_matrix(s.m, s.n, rng, 0.0f, 8.0f);
+    Matrix w = random_matrix(1, s.n, rng, 1.0f, 0.1f);
+    DeviceMatrix d_residual = upload(residual), d_w = upload(w);
+    const Matrix x = ref::add(g.acc64, residual);
+    const Matrix x_fw = ref::round_to_bf16(ref::add(g.acc_framework, residual));
+    const Matrix h = ref::mul_per_col(x, w.v);
+    const Matrix h_fw = ref::round_to_bf16(ref::mul_per_col(x_fw, w.v));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      const TileDims tile = tile_of(config);
+      const PartialLayout layout = per_row_partial_layout(config, s.m, s.n);
+      DeviceMatrix d = output(s.m, s.n), normed = output(s.m, s.n);
+      DeviceBuffer partials(layout.floats() * 4);
+      partials.poison();
+      ResidualRmsParams params;
+      params.residual = d_residual.buffer.get();
+      params.residual_stride = d_residual.ld;
+      params.norm_weight = d_w.buffer.get();
+      params.normed = normed.buffer.get();
+      params.normed_stride = normed.ld;
+      params.sumsq_partials = partials.get<float>();
+      residual_rms(d.view(), g.a.view(), g.b.view(), params, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+      bool d_pad = false, h_pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &d_pad).v, x.v, x_fw.v, "D = acc + R"));
+      EXPECT_TRUE(meets_contract(download(normed, &h_pad).v, h.v, h_fw.v, "H = X ⊙ w"));
+      EXPECT_TRUE(d_pad && h_pad) << "row padding written";
+      const ref::Partials p = ref::per_row_partials(x, tile.m, tile.n, true);
+      const ref::Partials p_fw = ref::per_row_partials(x_fw, tile.m, tile.n, true);
+      ASSERT_EQ(p.tiles, layout.tiles);
+      ASSERT_EQ(p.padded, layout.padded);
+      EXPECT_TRUE(meets_contract(valid_partials(partials.download<float>(), layout, s.m),
+                                 valid_partials(p, s.m), valid_partials(p_fw, s.m),
+                                 "Σ X² partials"));
+
+      DeviceBuffer sums(s.m * 4), rstd(s.m * 4);
+      sums.poison();
+      rstd.poison();
+      merge_partial_sums(partials.get<float>(), layout, s.m, sums.get<float>());
+      rstd_from_partials(partials.get<float>(), layout, s.m, s.n, 1e-5f, rstd.get<float>());
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+      EXPECT_TRUE(meets_contract(to_double(sums.download<float>()), ref::merge(p, s.m),
+                                 ref::merge(p_fw, s.m), "Σ X² merged"));
+      EXPECT_TRUE(meets_contract(to_double(rstd.download<float>()), ref::rstd(p, s.m, s.n, 1e-5),
+                                 ref::rstd(p_fw, s.m, s.n, 1e-5), "rstd"));
+    }
+  }
+}
+
+// D = α · r[m] · acc
+TEST(EpiloguePrograms, RowScale) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.RowScale"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    std::uniform_real_distribution<float> u(0.25f, 2.0f);
+    std::vector<float> r(s.m);
+    for (float& v : r) v = u(rng);
+    const float alpha = -0.7f;
+    DeviceBuffer d_r(s.m * 4), d_alpha(4);
+    d_r.upload(r);
+    d_alpha.upload(std::vector<float>{alpha});
+    std::vector<double> r64(r.begin(), r.end());
+    const Matrix expect = ref::scale(ref::mul_per_row(g.acc64, r64), alpha);
+    const Matrix expect_fw = ref::round_to_bf16(ref::scale(ref::mul_per_row(g.acc_framework, r64), alpha));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix d = output(s.m, s.n);
+      row_scale(d.view(), g.a.view(), g.b.view(), {d_alpha.get<float>(), d_r.get<float>()}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, expect.v, expect_fw.v, "D = α·r·acc"));
+      EXPECT_TRUE(pad);
+    }
+  }
+}
+
+// Y = silu(acc + b[n]) → D;  Σ_m Y per (column, M-tile)
+TEST(EpiloguePrograms, BiasSiluColSum) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.BiasSiluColSum"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    Matrix bias = random_matrix(1, s.n, rng, 0.0f, 4.0f);
+    DeviceMatrix d_bias = upload(bias);
+    const Matrix y = ref::silu(ref::add_per_col(g.acc64, bias.v));
+    const Matrix y_fw = ref::round_to_bf16(ref::silu(ref::round_to_bf16(ref::add_per_col(g.acc_framework, bias.v))));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      const TileDims tile = tile_of(config);
+      const PartialLayout layout = per_col_partial_layout(config, s.m, s.n);
+      DeviceMatrix d = output(s.m, s.n);
+      DeviceBuffer partials(layout.floats() * 4);
+      partials.poison();
+      bias_silu_col_sum(d.view(), g.a.view(), g.b.view(),
+                        {d_bias.buffer.get(), partials.get<float>()}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, y.v, y_fw.v, "D = silu(acc + b)"));
+      EXPECT_TRUE(pad);
+      const ref::Partials p = ref::per_col_partials(y, tile.m, tile.n);
+      const ref::Partials p_fw = ref::per_col_partials(y_fw, tile.m, tile.n);
+      ASSERT_EQ(p.tiles, layout.tiles);
+      EXPECT_TRUE(meets_contract(valid_partials(partials.download<float>(), layout, s.n),
+                                 valid_partials(p, s.n), valid_partials(p_fw, s.n),
+                                 "Σ_m Y partials"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coda::epilogue
