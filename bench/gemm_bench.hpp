@@ -17,5 +17,6 @@ struct BenchArgs {
 
 int run_gemm_bench(const BenchArgs& args);
 int run_tune(const BenchArgs& args);
+int run_epilogue_bench(const BenchArgs& args);
 
 }  // namespace coda::bench

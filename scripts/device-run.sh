@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole GPU check in one command on a Hopper machine: build (16 jobs) -> GPU tests -> GEMM
-# benchmark against cuBLAS. Logs and JSON go under $OUT (default ./device-out); a short table is
+# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM. Logs and JSON go under $OUT (default ./device-out); a short table is
 # printed last.
-#   scripts/device-run.sh [all|test|bench|tune]
+#   scripts/device-run.sh [all|test|bench|epilogue|tune]
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -46,6 +46,13 @@ if [ "$mode" = all ] || [ "$mode" = bench ]; then
     || status=1
   sed -n '/^| shape/,$p' "$out/bench_gemm.log"
   grep -E "ERROR|coda-bench:" "$out/bench_gemm.log" || true
+fi
+if [ "$mode" = all ] || [ "$mode" = epilogue ]; then
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" epilogue --json "$out/epilogue.json" ${BENCH_ARGS:-} \
+    > "$out/bench_epilogue.log" 2>&1 || status=1
+  sed -n '/^| family/,$p' "$out/bench_epilogue.log"
+  grep -E "ERROR|coda-bench:" "$out/bench_epilogue.log" || true
 fi
 if [ "$mode" = tune ]; then
   # shellcheck disable=SC2086

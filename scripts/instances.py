@@ -58,7 +58,9 @@ def epilogue_tu(name, program, config):
         + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
         + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
         + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"
-        + f"  gemm::launch_gemm<K>(p, c, {program}::arguments<K::FusionArguments>(e), workspace, stream);\n"
+        + "  K::FusionArguments fusion{};\n"
+        + f"  {program}::fill(fusion, e);\n"
+        + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
         + "}\n\n"
         + "}  // namespace coda::epilogue::instances\n"
     )

@@ -9,7 +9,9 @@ using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t,
 
 void epi_residual_rms_akbk_bf16_128x128_2x1_pingpong(const gemm::GemmProblem& p, const gemm::KernelChoice& c,
     const ResidualRms::Params& e, void* workspace, cudaStream_t stream) {
-  gemm::launch_gemm<K>(p, c, ResidualRms::arguments<K::FusionArguments>(e), workspace, stream);
+  K::FusionArguments fusion{};
+  ResidualRms::fill(fusion, e);
+  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);
 }
 
 }  // namespace coda::epilogue::instances

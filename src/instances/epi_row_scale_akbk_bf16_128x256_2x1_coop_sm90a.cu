@@ -9,7 +9,9 @@ using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t,
 
 void epi_row_scale_akbk_bf16_128x256_2x1_coop(const gemm::GemmProblem& p, const gemm::KernelChoice& c,
     const RowScale::Params& e, void* workspace, cudaStream_t stream) {
-  gemm::launch_gemm<K>(p, c, RowScale::arguments<K::FusionArguments>(e), workspace, stream);
+  K::FusionArguments fusion{};
+  RowScale::fill(fusion, e);
+  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);
 }
 
 }  // namespace coda::epilogue::instances

@@ -35,8 +35,7 @@ struct ResidualRms {
       >;
 
   template <class Args>
-  static Args arguments(const Params& p) {
-    Args a{};
+  static void fill(Args& a, const Params& p) {
     // input tree: Add(Acc, TileLoad)
     a.op_0.op_1 = {static_cast<const bf16*>(p.residual), bf16(0), row_major_stride(p.residual_stride)};
     // side tree: TileStore(Mul(Shared, PerCol))
@@ -44,7 +43,6 @@ struct ResidualRms {
     a.op_1.op_1 = {static_cast<bf16*>(p.normed), row_major_stride(p.normed_stride)};
     // output tree: PerRowPartialSumSquares(Shared)
     a.op_2.op_1 = {p.sumsq_partials, 0.0f, {}};
-    return a;
   }
 };
 
@@ -55,11 +53,9 @@ struct RowScale {
   using Callbacks = Mul<Scalar, Mul<PerRow<Ctx, float>, Acc>>;
 
   template <class Args>
-  static Args arguments(const Params& p) {
-    Args a{};
+  static void fill(Args& a, const Params& p) {
     a.op_0 = scalar_args(p.alpha);                   // α
     a.op_1.op_0 = {p.row_scale, 0.0f, {}};           // r[m]
-    return a;
   }
 };
 
@@ -70,11 +66,9 @@ struct BiasSiluColSum {
   using Callbacks = PerColPartialSum<Ctx, Silu<Add<Acc, PerCol<Ctx, bf16>>>>;
 
   template <class Args>
-  static Args arguments(const Params& p) {
-    Args a{};
+  static void fill(Args& a, const Params& p) {
     a.op_0.op_0.op_1 = {static_cast<const bf16*>(p.bias), bf16(0), {}};  // b[n]
     a.op_1 = {p.col_partials, 0.0f, {}};
-    return a;
   }
 };
 
