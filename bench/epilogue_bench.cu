@@ -87,19 +87,26 @@ int run_epilogue_bench(const BenchArgs& args) {
                                      row_partials.get<float>()};
       epilogue::RowScaleParams rs{alpha.get<float>(), row_scale.get<float>()};
       epilogue::BiasSiluColSumParams bs{weight.get(), col_partials.get<float>()};
+      epilogue::ResidualAddParams ra{residual.get(), s.n};
+      epilogue::RowSumSquaresParams rq{row_partials.get<float>()};
       gemm::GemmOptions plain;
       plain.choice = choice;
       std::vector<Timed> v = {
           {"cublas", [&](int i) { ops.cublas_gemm(handle, i); }},
           {"plain", [&](int i) { gemm::gemm(ops.d(i), ops.a(i), ops.b(i), plain, stream); }},
+          {"activation", [&](int i) { epilogue::activation(ops.d(i), ops.a(i), ops.b(i), {}, choice, stream); }},
           {"row_scale", [&](int i) { epilogue::row_scale(ops.d(i), ops.a(i), ops.b(i), rs, choice, stream); }},
-          {"residual_rms", [&](int i) { epilogue::residual_rms(ops.d(i), ops.a(i), ops.b(i), rr, choice, stream); }},
-          {"bias_silu_col_sum", [&](int i) { epilogue::bias_silu_col_sum(ops.d(i), ops.a(i), ops.b(i), bs, choice, stream); }}};
+          {"residual_add", [&](int i) { epilogue::residual_add(ops.d(i), ops.a(i), ops.b(i), ra, choice, stream); }},
+          {"row_sum_squares", [&](int i) { epilogue::row_sum_squares(ops.d(i), ops.a(i), ops.b(i), rq, choice, stream); }},
+          {"bias_silu_col_sum", [&](int i) { epilogue::bias_silu_col_sum(ops.d(i), ops.a(i), ops.b(i), bs, choice, stream); }},
+          {"residual_rms", [&](int i) { epilogue::residual_rms(ops.d(i), ops.a(i), ops.b(i), rr, choice, stream); }}};
       std::vector<std::vector<double>> all;
       rounds_of(v, ops.count(), 1, 2, stream, &all);  // warm-up
       const int reps = std::max(2, std::min(10, int(40.0 / std::max(median(all[0]), 0.01))));
       auto per_round = rounds_of(v, ops.count(), args.rounds, reps, stream, &all);
-      const char* families[] = {"", "", "broadcast", "tile", "reduce"};
+      // Each row's family; the last two compose several (per-col reduce + element-wise + broadcast;
+      // tile load + tile store + per-row reduce + broadcast).
+      const char* families[] = {"", "", "elementwise", "broadcast", "tile", "reduce", "reduce", "tile"};
       for (std::size_t i = 2; i < v.size(); ++i) {
         rows.push_back({families[i], v[i].name, s.label(), gemm::to_string(config), median(all[i]),
                         median(all[1]), median(all[0]), ratio(per_round[i], per_round[1])});

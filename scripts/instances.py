@@ -38,7 +38,8 @@ D_TYPES = {
 # layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
 # `coda-bench epilogue` run. Program -> its snake_case name.
 EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
-                     "BiasSiluColSum": "bias_silu_col_sum"}
+                     "BiasSiluColSum": "bias_silu_col_sum", "Activation": "activation",
+                     "ResidualAdd": "residual_add", "RowSumSquares": "row_sum_squares"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 
 

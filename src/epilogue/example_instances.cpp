@@ -95,4 +95,25 @@ void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorVie
   launch(kWhere, D, A, B, params, choice, stream);
 }
 
+void activation(const TensorView& D, const TensorView& A, const TensorView& B,
+                const ActivationParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  launch("coda::epilogue::activation", D, A, B, params, choice, stream);
+}
+
+void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::residual_add";
+  require_aligned(params.residual, kWhere, "params.residual", 16);
+  require_tile_stride(params.residual_stride, D.shape[1], kWhere, "params.residual");
+  launch(kWhere, D, A, B, params, choice, stream);
+}
+
+void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
+                     const RowSumSquaresParams& params, gemm::KernelChoice choice,
+                     cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::row_sum_squares";
+  require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
+  launch(kWhere, D, A, B, params, choice, stream);
+}
+
 }  // namespace coda::epilogue

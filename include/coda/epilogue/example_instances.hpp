@@ -24,4 +24,14 @@ void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorVie
                        const BiasSiluColSumParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream = nullptr);
 
+void activation(const TensorView& D, const TensorView& A, const TensorView& B,
+                const ActivationParams& params, gemm::KernelChoice choice,
+                cudaStream_t stream = nullptr);
+void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const ResidualAddParams& params, gemm::KernelChoice choice,
+                  cudaStream_t stream = nullptr);
+void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
+                     const RowSumSquaresParams& params, gemm::KernelChoice choice,
+                     cudaStream_t stream = nullptr);
+
 }  // namespace coda::epilogue

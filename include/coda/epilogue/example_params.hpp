@@ -29,4 +29,17 @@ struct BiasSiluColSumParams {
   float* col_partials = nullptr;  // per-col partials (partial_reduction.hpp layout)
 };
 
+// One primitive family each, for measuring families on their own (`coda-bench epilogue`):
+// D = silu(acc)                                   (element-wise)
+struct ActivationParams {};
+// D = acc + R                                     (tile load)
+struct ResidualAddParams {
+  const void* residual = nullptr;  // R: bf16 [M, N]
+  std::int64_t residual_stride = 0;
+};
+// D = acc;  Σ acc² per (row, N-tile) → partials   (partial reduction)
+struct RowSumSquaresParams {
+  float* sumsq_partials = nullptr;
+};
+
 }  // namespace coda::epilogue

@@ -72,4 +72,38 @@ struct BiasSiluColSum {
   }
 };
 
+// D = silu(acc)
+struct Activation {
+  using Params = ActivationParams;
+  template <class Ctx>
+  using Callbacks = Silu<Acc>;
+
+  template <class Args>
+  static void fill(Args&, const Params&) {}
+};
+
+// D = acc + R
+struct ResidualAdd {
+  using Params = ResidualAddParams;
+  template <class Ctx>
+  using Callbacks = Add<Acc, TileLoad<Ctx, bf16>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {static_cast<const bf16*>(p.residual), bf16(0), row_major_stride(p.residual_stride)};
+  }
+};
+
+// D = acc;  Σ acc² → per-row partials
+struct RowSumSquares {
+  using Params = RowSumSquaresParams;
+  template <class Ctx>
+  using Callbacks = PerRowPartialSumSquares<Ctx, Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {p.sumsq_partials, 0.0f, {}};
+  }
+};
+
 }  // namespace coda::epilogue

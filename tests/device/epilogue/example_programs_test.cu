@@ -261,5 +261,49 @@ TEST(EpiloguePrograms, BiasSiluColSum) {
   }
 }
 
+// One family at a time: D = silu(acc);  D = acc + R;  D = acc with Σ acc² partials.
+TEST(EpiloguePrograms, SingleFamilyPrograms) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.SingleFamilyPrograms"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    Matrix residual = random_matrix(s.m, s.n, rng, 0.0f, 8.0f);
+    DeviceMatrix d_residual = upload(residual);
+    const Matrix act = ref::silu(g.acc64);
+    const Matrix act_fw = ref::round_to_bf16(ref::silu(g.acc_framework));
+    const Matrix sum = ref::add(g.acc64, residual);
+    const Matrix sum_fw = ref::round_to_bf16(ref::add(g.acc_framework, residual));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      bool pad = false;
+      DeviceMatrix d = output(s.m, s.n);
+      activation(d.view(), g.a.view(), g.b.view(), {}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, act.v, act_fw.v, "D = silu(acc)"));
+      EXPECT_TRUE(pad);
+
+      d.buffer.poison();
+      residual_add(d.view(), g.a.view(), g.b.view(), {d_residual.buffer.get(), d_residual.ld}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, sum.v, sum_fw.v, "D = acc + R"));
+      EXPECT_TRUE(pad);
+
+      const TileDims tile = tile_of(config);
+      const PartialLayout layout = per_row_partial_layout(config, s.m, s.n);
+      DeviceBuffer partials(layout.floats() * 4);
+      partials.poison();
+      d.buffer.poison();
+      row_sum_squares(d.view(), g.a.view(), g.b.view(), {partials.get<float>()}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, g.acc64.v, g.acc_framework.v, "D = acc"));
+      EXPECT_TRUE(pad);
+      const ref::Partials p = ref::per_row_partials(g.acc64, tile.m, tile.n, true);
+      const ref::Partials p_fw = ref::per_row_partials(g.acc_framework, tile.m, tile.n, true);
+      EXPECT_TRUE(meets_contract(valid_partials(partials.download<float>(), layout, s.m),
+                                 valid_partials(p, s.m), valid_partials(p_fw, s.m),
+                                 "Σ acc² partials"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace coda::epilogue
