@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "coda/device_check.hpp"
 #include "coda/gemm/problem.hpp"
 #include "coda/status.hpp"
 
@@ -41,7 +42,10 @@ void require_aligned(const void* p, const char* where, const char* name, std::si
           std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
 }
 
-void require_tile_stride(std::int64_t stride, std::int64_t n, const char* where, const char* name) {
+// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte aligned.
+void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
+                  const char* name) {
+  require_aligned(p, where, name, 16);
   require(stride >= n && stride % 8 == 0, where,
           std::string(name) + ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
                               "for TMA); got " + std::to_string(stride));
@@ -57,6 +61,7 @@ void launch(const char* where, const TensorView& D, const TensorView& A, const T
   Launcher<Params> run = find<Params>(choice.config);
   require(run != nullptr, where,
           std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
+  require_gemm_operands_on_device(D, A, B, where);
   run(p, choice, params, nullptr, stream);
 }
 
@@ -69,11 +74,9 @@ bool has_example_instance(gemm::TileConfig config) {
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::residual_rms";
-  require_aligned(params.residual, kWhere, "params.residual", 16);
-  require_tile_stride(params.residual_stride, D.shape[1], kWhere, "params.residual");
+  require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
   require_aligned(params.norm_weight, kWhere, "params.norm_weight", 16);
-  require_aligned(params.normed, kWhere, "params.normed", 16);
-  require_tile_stride(params.normed_stride, D.shape[1], kWhere, "params.normed");
+  require_tile(params.normed, params.normed_stride, D.shape[1], kWhere, "params.normed");
   require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
   launch(kWhere, D, A, B, params, choice, stream);
 }
@@ -103,8 +106,7 @@ void activation(const TensorView& D, const TensorView& A, const TensorView& B,
 void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::residual_add";
-  require_aligned(params.residual, kWhere, "params.residual", 16);
-  require_tile_stride(params.residual_stride, D.shape[1], kWhere, "params.residual");
+  require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
   launch(kWhere, D, A, B, params, choice, stream);
 }
 

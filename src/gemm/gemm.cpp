@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "coda/device_check.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/instance.hpp"
 #include "coda/gemm/problem.hpp"
@@ -12,21 +13,6 @@ namespace coda::gemm {
 namespace {
 
 constexpr const char* kWhere = "coda::gemm";
-
-// Memory the kernel reads or writes must live on the problem's device (or be managed).
-void require_on_device(const void* ptr, const char* name, int device) {
-  cudaPointerAttributes attr{};
-  cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error this query leaves
-    throw Error(std::string(kWhere) + ": " + name + ": not a CUDA pointer (" +
-                cudaGetErrorString(err) + ")");
-  }
-  bool on_device = attr.type == cudaMemoryTypeManaged ||
-                   (attr.type == cudaMemoryTypeDevice && attr.device == device);
-  require(on_device, kWhere,
-          std::string(name) + ": must be device memory on device " + std::to_string(device));
-}
 
 struct Plan {
   GemmProblem problem;
@@ -65,16 +51,8 @@ void gemm(const TensorView& D, const TensorView& A, const TensorView& B,
           const GemmOptions& options, cudaStream_t stream) {
   Plan p = plan(D, A, B, options);
 
-  int current = -1;
-  cudaError_t err = cudaGetDevice(&current);
-  require(err == cudaSuccess, kWhere, std::string("no CUDA device: ") + cudaGetErrorString(err));
-  require(current == D.device, kWhere,
-          "D: is on device " + std::to_string(D.device) + " but the current device is " +
-              std::to_string(current));
-  require_on_device(A.data, "A", D.device);
-  require_on_device(B.data, "B", D.device);
-  require_on_device(D.data, "D", D.device);
-  if (options.alpha) require_on_device(options.alpha, "options.alpha", D.device);
+  require_gemm_operands_on_device(D, A, B, kWhere);
+  if (options.alpha) require_device_memory(options.alpha, D.device, kWhere, "options.alpha");
 
   const std::size_t needed = p.instance->workspace_bytes(p.problem, p.choice);
   if (needed > 0) {
@@ -85,7 +63,7 @@ void gemm(const TensorView& D, const TensorView& A, const TensorView& B,
                 " (query coda::gemm::workspace_bytes)");
     require(reinterpret_cast<std::uintptr_t>(options.workspace) % 16 == 0, kWhere,
             "options.workspace: must be 16-byte aligned");
-    require_on_device(options.workspace, "options.workspace", D.device);
+    require_device_memory(options.workspace, D.device, kWhere, "options.workspace");
   }
   p.instance->run(p.problem, p.choice, options.alpha, options.workspace, stream);
 }
