@@ -29,7 +29,7 @@ struct Buffer {
   template <class T = void> T* get() const { return static_cast<T*>(p.get()); }
 };
 
-struct Timed { std::string name; std::function<void(int)> launch; };
+struct Timed { std::string name; std::function<void(int)> launch; std::string family = ""; };
 
 std::vector<std::vector<double>> rounds_of(const std::vector<Timed>& v, int sets, int rounds,
                                            int reps, cudaStream_t s,
@@ -77,11 +77,14 @@ int run_epilogue_bench(const BenchArgs& args) {
     OperandSets ops(s, 256u << 20);
     const std::size_t mn = std::size_t(s.m) * s.n;
     Buffer residual(mn * 2), normed(mn * 2), weight(s.n * 2), row_scale(s.m * 4), alpha(4);
+    Buffer packed_z(mn * 4), packed_dz(mn * 4), positions(s.m * 4), freq(s.n / 2 * 8),
+        targets(s.m * 4), target_logits(s.m * 4), rstd(s.m * 4);
     std::vector<float> one = {1.0f};
     check_cuda(cudaMemcpy(alpha.get(), one.data(), 4, cudaMemcpyHostToDevice), "alpha");
     for (gemm::TileConfig config : configs) {
       const gemm::KernelChoice choice{config};
-      Buffer row_partials(epilogue::per_row_partial_layout(config, s.m, s.n).floats() * 4);
+      const epilogue::PartialLayout row_layout = epilogue::per_row_partial_layout(config, s.m, s.n);
+      Buffer row_partials(row_layout.floats() * 4);
       Buffer col_partials(epilogue::per_col_partial_layout(config, s.m, s.n).floats() * 4);
       epilogue::ResidualRmsParams rr{residual.get(), s.n, weight.get(), normed.get(), s.n,
                                      row_partials.get<float>()};
@@ -89,29 +92,48 @@ int run_epilogue_bench(const BenchArgs& args) {
       epilogue::BiasSiluColSumParams bs{weight.get(), col_partials.get<float>()};
       epilogue::ResidualAddParams ra{residual.get(), s.n};
       epilogue::RowSumSquaresParams rq{row_partials.get<float>()};
+      epilogue::SwiGluPairsParams sw{normed.get(), s.n / 2};
+      epilogue::RopeRotateParams ro{positions.get<std::int32_t>(), freq.get<epilogue::RopeFrequency>()};
+      epilogue::SwiGluPairsGradParams sg{packed_z.get(), s.n, packed_dz.get(), s.n};
+      // The norm statistics of a 4096-wide producer (16 N-tiles of 256), as in a Llama block.
+      const epilogue::PartialLayout stats = epilogue::per_row_partial_layout(config, s.m, 4096);
+      epilogue::RstdRowScaleParams leaf{row_partials.get<float>(), stats.tiles, stats.padded, 4096, 1e-6f};
+      epilogue::CrossEntropyPartialsParams ce;
+      ce.lse_partials = row_partials.get<float>();
+      ce.lse_padded = row_layout.padded;
+      ce.targets = targets.get();
+      ce.target_logits = target_logits.get<float>();
       gemm::GemmOptions plain;
       plain.choice = choice;
       std::vector<Timed> v = {
           {"cublas", [&](int i) { ops.cublas_gemm(handle, i); }},
           {"plain", [&](int i) { gemm::gemm(ops.d(i), ops.a(i), ops.b(i), plain, stream); }},
-          {"activation", [&](int i) { epilogue::activation(ops.d(i), ops.a(i), ops.b(i), {}, choice, stream); }},
-          {"row_scale", [&](int i) { epilogue::row_scale(ops.d(i), ops.a(i), ops.b(i), rs, choice, stream); }},
-          {"residual_add", [&](int i) { epilogue::residual_add(ops.d(i), ops.a(i), ops.b(i), ra, choice, stream); }},
-          {"row_sum_squares", [&](int i) { epilogue::row_sum_squares(ops.d(i), ops.a(i), ops.b(i), rq, choice, stream); }},
-          {"bias_silu_col_sum", [&](int i) { epilogue::bias_silu_col_sum(ops.d(i), ops.a(i), ops.b(i), bs, choice, stream); }},
-          {"residual_rms", [&](int i) { epilogue::residual_rms(ops.d(i), ops.a(i), ops.b(i), rr, choice, stream); }}};
+          {"activation", [&](int i) { epilogue::activation(ops.d(i), ops.a(i), ops.b(i), {}, choice, stream); }, "elementwise"},
+          {"swiglu_pairs", [&](int i) { epilogue::swiglu_pairs(ops.d(i), ops.a(i), ops.b(i), sw, choice, stream); }, "elementwise"},
+          {"rope_rotate", [&](int i) { epilogue::rope_rotate(ops.d(i), ops.a(i), ops.b(i), ro, choice, stream); }, "elementwise"},
+          {"row_scale", [&](int i) { epilogue::row_scale(ops.d(i), ops.a(i), ops.b(i), rs, choice, stream); }, "broadcast"},
+          {"rstd_row_scale", [&](int i) { epilogue::rstd_row_scale(ops.d(i), ops.a(i), ops.b(i), leaf, choice, stream); }, "broadcast"},
+          {"rstd_merge+row_scale", [&](int i) {
+             epilogue::rstd_from_partials(row_partials.get<float>(), stats, s.m, 4096, 1e-6f, rstd.get<float>(), stream);
+             epilogue::row_scale(ops.d(i), ops.a(i), ops.b(i), {nullptr, rstd.get<float>()}, choice, stream); }, "broadcast"},
+          {"residual_add", [&](int i) { epilogue::residual_add(ops.d(i), ops.a(i), ops.b(i), ra, choice, stream); }, "tile"},
+          {"residual_accumulate", [&](int i) { epilogue::residual_accumulate(ops.d(i), ops.a(i), ops.b(i), {}, choice, stream); }, "tile"},
+          {"swiglu_pairs_grad", [&](int i) { epilogue::swiglu_pairs_grad(ops.d(i), ops.a(i), ops.b(i), sg, choice, stream); }, "tile"},
+          {"row_sum_squares", [&](int i) { epilogue::row_sum_squares(ops.d(i), ops.a(i), ops.b(i), rq, choice, stream); }, "reduce"},
+          {"bias_silu_col_sum", [&](int i) { epilogue::bias_silu_col_sum(ops.d(i), ops.a(i), ops.b(i), bs, choice, stream); }, "reduce"},
+          {"residual_rms", [&](int i) { epilogue::residual_rms(ops.d(i), ops.a(i), ops.b(i), rr, choice, stream); }, "tile"},
+          {"cross_entropy_partials", [&](int i) { epilogue::cross_entropy_partials(ops.d(i), ops.a(i), ops.b(i), ce, choice, stream); }, "online"}};
       std::vector<std::vector<double>> all;
       rounds_of(v, ops.count(), 1, 2, stream, &all);  // warm-up
       const int reps = std::max(2, std::min(10, int(40.0 / std::max(median(all[0]), 0.01))));
       auto per_round = rounds_of(v, ops.count(), args.rounds, reps, stream, &all);
-      // Each row's family; the last two compose several (per-col reduce + element-wise + broadcast;
-      // tile load + tile store + per-row reduce + broadcast).
-      const char* families[] = {"", "", "elementwise", "broadcast", "tile", "reduce", "reduce", "tile"};
+      // bias_silu_col_sum and residual_rms compose several families (per-col reduce + element-wise
+      // + broadcast; tile load + tile store + per-row reduce + broadcast): filed under the costliest.
       for (std::size_t i = 2; i < v.size(); ++i) {
-        rows.push_back({families[i], v[i].name, s.label(), gemm::to_string(config), median(all[i]),
+        rows.push_back({v[i].family, v[i].name, s.label(), gemm::to_string(config), median(all[i]),
                         median(all[1]), median(all[0]), ratio(per_round[i], per_round[1])});
         const Row& r = rows.back();
-        std::printf("%-10s %-18s %-10s %-22s %.3f ms  plain %.3f  cuBLAS %.3f  ×plain %.3f\n",
+        std::printf("%-11s %-22s %-10s %-22s %.3f ms  plain %.3f  cuBLAS %.3f  ×plain %.3f\n",
                     r.family.c_str(), r.program.c_str(), r.shape.c_str(), r.config.c_str(), r.ms,
                     r.plain_ms, r.cublas_ms, r.over_plain);
         std::fflush(stdout);

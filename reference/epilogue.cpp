@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "reference/epilogue.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "reference/bf16.hpp"
@@ -79,6 +80,81 @@ std::vector<double> merge(const Partials& p, int count) {
 std::vector<double> rstd(const Partials& p, int count, int width, double eps) {
   std::vector<double> out = merge(p, count);
   for (double& s : out) s = 1.0 / std::sqrt(s / width + eps);
+  return out;
+}
+
+Matrix rope_pairs(const Matrix& x, const std::vector<std::int64_t>& positions,
+                  const std::vector<double>& turns) {
+  Matrix y(x.rows, x.cols);
+  const double two_pi = 2.0 * std::acos(-1.0);
+  for (int m = 0; m < x.rows; ++m)
+    for (int j = 0; 2 * j + 1 < x.cols; ++j) {
+      // Reduce pos · f to a fraction of a turn first: at pos ~ 1e6 the product has ~20 integer bits.
+      const double t = static_cast<double>(positions[m]) * turns[j];
+      const double theta = two_pi * (t - std::nearbyint(t));
+      const double c = std::cos(theta), s = std::sin(theta);
+      const double x0 = x(m, 2 * j), x1 = x(m, 2 * j + 1);
+      y(m, 2 * j) = x0 * c - x1 * s;
+      y(m, 2 * j + 1) = x0 * s + x1 * c;
+    }
+  return y;
+}
+
+namespace {
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+}  // namespace
+
+Matrix silu_gate_pairs(const Matrix& z) {
+  Matrix y(z.rows, z.cols / 2);
+  for (int m = 0; m < z.rows; ++m)
+    for (int j = 0; j < y.cols; ++j) {
+      const double g = z(m, 2 * j), u = z(m, 2 * j + 1);
+      y(m, j) = g * sigmoid(g) * u;
+    }
+  return y;
+}
+
+Matrix silu_gate_pairs_grad(const Matrix& dy, const Matrix& z) {
+  Matrix dz(z.rows, z.cols);
+  for (int m = 0; m < z.rows; ++m)
+    for (int j = 0; j < dy.cols; ++j) {
+      const double g = z(m, 2 * j), u = z(m, 2 * j + 1), s = sigmoid(g);
+      dz(m, 2 * j) = dy(m, j) * u * s * (1.0 + g * (1.0 - s));
+      dz(m, 2 * j + 1) = dy(m, j) * g * s;
+    }
+  return dz;
+}
+
+namespace {
+double log_sum_exp(const std::vector<double>& v) {
+  double max = -INFINITY;
+  for (double x : v) max = std::max(max, x);
+  if (max == -INFINITY) return -INFINITY;
+  double sum = 0.0;
+  for (double x : v) sum += std::exp(x - max);
+  return max + std::log(sum);
+}
+}  // namespace
+
+Partials per_row_lse_partials(const Matrix& x, int tile_m, int tile_n) {
+  Partials p{(x.cols + tile_n - 1) / tile_n, round_up(x.rows, tile_m), {}};
+  p.v.assign(std::size_t(p.tiles) * p.padded, 0.0);
+  for (int t = 0; t < p.tiles; ++t)
+    for (int m = 0; m < x.rows; ++m) {
+      std::vector<double> tile;
+      for (int n = t * tile_n; n < std::min(x.cols, (t + 1) * tile_n); ++n) tile.push_back(x(m, n));
+      p.v[t * p.padded + m] = log_sum_exp(tile);
+    }
+  return p;
+}
+
+std::vector<double> merge_lse(const Partials& p, int count) {
+  std::vector<double> out(count);
+  for (int m = 0; m < count; ++m) {
+    std::vector<double> column;
+    for (int t = 0; t < p.tiles; ++t) column.push_back(p.v[t * p.padded + m]);
+    out[m] = log_sum_exp(column);
+  }
   return out;
 }
 

@@ -24,6 +24,14 @@ Matrix scale(const Matrix& x, double alpha);
 Matrix silu(const Matrix& x);
 Matrix gelu(const Matrix& x);  // erf form: x · Φ(x)
 Matrix round_to_bf16(const Matrix& x);
+// Family 1, column pairs (2j, 2j+1) of an M × N matrix, N even:
+// RoPE, +θ convention: θ = 2π · positions[m] · turns[j]; (x0, x1) → (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ).
+Matrix rope_pairs(const Matrix& x, const std::vector<std::int64_t>& positions,
+                  const std::vector<double>& turns);
+// Gated pair 2 → 1: y[m, j] = silu(z[m, 2j]) · z[m, 2j+1]  (M × N/2).
+Matrix silu_gate_pairs(const Matrix& z);
+// Its backward: dz (M × 2F, interleaved like z) from dy (M × F) and z.
+Matrix silu_gate_pairs_grad(const Matrix& dy, const Matrix& z);
 // Family 2: broadcasts (v indexed by row m or by column n).
 Matrix mul_per_row(const Matrix& x, const std::vector<double>& v);
 Matrix mul_per_col(const Matrix& x, const std::vector<double>& v);
@@ -42,5 +50,10 @@ Partials per_col_partials(const Matrix& x, int tile_m, int tile_n);
 // Merges: out[i] = Σ_t partial[t][i]; rstd[i] = 1 / sqrt(out[i] / width + eps).
 std::vector<double> merge(const Partials& p, int count);
 std::vector<double> rstd(const Partials& p, int count, int width, double eps);
+
+// Family 5: partial[t][m] = log Σ_{n in N-tile t, n < N} exp(x[m, n]) (−inf for an empty sum), and
+// its merge lse[m] = log Σ_t exp(partial[t][m]).
+Partials per_row_lse_partials(const Matrix& x, int tile_m, int tile_n);
+std::vector<double> merge_lse(const Partials& p, int count);
 
 }  // namespace coda::ref

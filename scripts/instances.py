@@ -39,7 +39,11 @@ D_TYPES = {
 # `coda-bench epilogue` run. Program -> its snake_case name.
 EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "BiasSiluColSum": "bias_silu_col_sum", "Activation": "activation",
-                     "ResidualAdd": "residual_add", "RowSumSquares": "row_sum_squares"}
+                     "ResidualAdd": "residual_add", "RowSumSquares": "row_sum_squares",
+                     "SwiGluPairs": "swiglu_pairs", "RopeRotate": "rope_rotate",
+                     "SwiGluPairsGrad": "swiglu_pairs_grad", "RstdRowScale": "rstd_row_scale",
+                     "ResidualAccumulate": "residual_accumulate",
+                     "CrossEntropyPartials": "cross_entropy_partials"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 
 

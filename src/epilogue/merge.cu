@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "coda/epilogue/partial_math.hpp"
 #include "coda/status.hpp"
 
 namespace coda::epilogue {
@@ -29,23 +30,42 @@ __global__ void merge_kernel(const float* partials, int tiles, std::int64_t padd
                              float scale, float eps, bool rstd, float* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  float sum = 0.0f;
-  for (int t = 0; t < tiles; ++t) sum += partials[t * padded + i];
-  out[i] = rstd ? rsqrtf(sum * scale + eps) : sum;
+  const float sum = sum_of_partials(partials, tiles, padded, i);
+  out[i] = rstd ? rstd_from_sum(sum, scale, eps) : sum;
 }
 
-void launch(const float* partials, PartialLayout layout, int count, float scale, float eps,
-            bool rstd, float* out, cudaStream_t stream) {
+__global__ void merge_lse_kernel(const float* partials, int tiles, std::int64_t padded, int count,
+                                 float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  float max = -INFINITY;
+  for (int t = 0; t < tiles; ++t) max = fmaxf(max, partials[t * padded + i]);
+  float sum = 0.0f;
+  if (max != -INFINITY)
+    for (int t = 0; t < tiles; ++t) sum += expf(partials[t * padded + i] - max);
+  out[i] = max == -INFINITY ? -INFINITY : max + logf(sum);
+}
+
+void require_layout(const float* partials, PartialLayout layout, int count, const float* out) {
   require(partials != nullptr, kWhere, "partials: data pointer is null");
   require(out != nullptr, kWhere, "out: data pointer is null");
   require(layout.tiles > 0 && layout.padded >= count && count > 0, kWhere,
           "layout: needs tiles > 0 and padded >= count > 0; got tiles " +
               std::to_string(layout.tiles) + ", padded " + std::to_string(layout.padded) +
               ", count " + std::to_string(count));
-  merge_kernel<<<(count + 255) / 256, 256, 0, stream>>>(partials, layout.tiles, layout.padded,
-                                                        count, scale, eps, rstd, out);
+}
+
+void check_launch() {
   cudaError_t err = cudaGetLastError();
   require(err == cudaSuccess, kWhere, std::string("merge kernel launch: ") + cudaGetErrorString(err));
+}
+
+void launch(const float* partials, PartialLayout layout, int count, float scale, float eps,
+            bool rstd, float* out, cudaStream_t stream) {
+  require_layout(partials, layout, count, out);
+  merge_kernel<<<(count + 255) / 256, 256, 0, stream>>>(partials, layout.tiles, layout.padded,
+                                                        count, scale, eps, rstd, out);
+  check_launch();
 }
 
 }  // namespace
@@ -70,6 +90,14 @@ void rstd_from_partials(const float* partials, PartialLayout layout, int rows, i
   require(width > 0, kWhere, "width: must be positive; got " + std::to_string(width));
   require(eps >= 0.0f, kWhere, "eps: must be non-negative");
   launch(partials, layout, rows, 1.0f / static_cast<float>(width), eps, true, rstd, stream);
+}
+
+void merge_lse_partials(const float* partials, PartialLayout layout, int rows, float* lse,
+                        cudaStream_t stream) {
+  require_layout(partials, layout, rows, lse);
+  merge_lse_kernel<<<(rows + 255) / 256, 256, 0, stream>>>(partials, layout.tiles, layout.padded,
+                                                           rows, lse);
+  check_launch();
 }
 
 }  // namespace coda::epilogue

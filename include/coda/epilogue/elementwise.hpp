@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Family 1, element-wise transforms: fp32 register math on the accumulator fragment.
 //   Acc                      the fp32 accumulator
-//   Apply<Fn, X, Y...>       Fn(X, Y, ...) element by element (Fn: a CUTLASS functor template)
+//   Apply<Fn, X, Y...>       Fn(X, Y, ...) on whole fragments (Fn: a CUTLASS functor template)
+//   Map<F, X, Y...>          F(x, y, ...) element by element (F: a device functor on floats)
 //   Add<X, Y>, Mul<X, Y>     X + Y, X · Y
-//   Silu<X>, Gelu<X>         activations
+//   Silu<X>, Gelu<X>         activations (Silu with the fast intrinsics, fast_math.hpp)
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
 
+#include <cutlass/array.h>
 #include <cutlass/epilogue/fusion/operations.hpp>
 #include <cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp>
 #include <cutlass/epilogue/thread/activation.h>
 #include <cutlass/functional.h>
+
+#include "coda/epilogue/fast_math.hpp"
 
 namespace coda::epilogue {
 
@@ -24,9 +28,37 @@ using Apply = cutlass::epilogue::fusion::Sm90EVT<
                                            cutlass::FloatRoundStyle::round_to_nearest>,
     Children...>;
 
+// A scalar functor lifted to the fragment functor shape Apply takes.
+template <class ScalarFn>
+struct OnFragments {
+  template <class T>
+  struct Fn {};  // Sm90Compute also names Fn<float>; only fragments are applied
+  template <int N>
+  struct Fn<cutlass::Array<float, N>> {
+    template <class... Frags>
+    CUTLASS_DEVICE cutlass::Array<float, N> operator()(Frags const&... x) const {
+      cutlass::Array<float, N> y;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < N; ++i) y[i] = ScalarFn{}(x[i]...);
+      return y;
+    }
+  };
+};
+
+// The bare compute node (for DAGs, composition.hpp); Map is it applied to children.
+template <class ScalarFn>
+using MapNode = cutlass::epilogue::fusion::Sm90Compute<
+    OnFragments<ScalarFn>::template Fn, float, float, cutlass::FloatRoundStyle::round_to_nearest>;
+template <class ScalarFn, class... Children>
+using Map = cutlass::epilogue::fusion::Sm90EVT<MapNode<ScalarFn>, Children...>;
+
+struct SiluFn {
+  CUTLASS_DEVICE float operator()(float x) const { return fast_silu(x); }
+};
+
 template <class X, class Y> using Add = Apply<cutlass::plus, X, Y>;
 template <class X, class Y> using Mul = Apply<cutlass::multiplies, X, Y>;
-template <class X> using Silu = Apply<cutlass::epilogue::thread::SiLu, X>;
+template <class X> using Silu = Map<SiluFn, X>;
 template <class X> using Gelu = Apply<cutlass::epilogue::thread::GELU, X>;
 
 }  // namespace coda::epilogue

@@ -34,4 +34,24 @@ void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView&
                      const RowSumSquaresParams& params, gemm::KernelChoice choice,
                      cudaStream_t stream = nullptr);
 
+void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const SwiGluPairsParams& params, gemm::KernelChoice choice,
+                  cudaStream_t stream = nullptr);
+void rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
+                 const RopeRotateParams& params, gemm::KernelChoice choice,
+                 cudaStream_t stream = nullptr);
+void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream = nullptr);
+void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
+                    const RstdRowScaleParams& params, gemm::KernelChoice choice,
+                    cudaStream_t stream = nullptr);
+// D += A·Bᵀ: D is read as well as written.
+void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
+                         const ResidualAccumulateParams& params, gemm::KernelChoice choice,
+                         cudaStream_t stream = nullptr);
+void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
+                            const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
+                            cudaStream_t stream = nullptr);
+
 }  // namespace coda::epilogue

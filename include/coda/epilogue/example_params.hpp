@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "coda/epilogue/rope_table.hpp"
+
 namespace coda::epilogue {
 
 // X = acc + R → D;  Σ X² per (row, N-tile) → sumsq partials;  H = X ⊙ w → normed.
@@ -40,6 +42,46 @@ struct ResidualAddParams {
 // D = acc;  Σ acc² per (row, N-tile) → partials   (partial reduction)
 struct RowSumSquaresParams {
   float* sumsq_partials = nullptr;
+};
+
+// D = acc → Z (M × N, gate/up interleaved by column);  Y[m, j] = silu(Z[m, 2j]) · Z[m, 2j+1]
+// → gated (M × N/2)                               (gated pair, half-width output)
+struct SwiGluPairsParams {
+  void* gated = nullptr;  // Y: bf16 [M, N/2], 4-byte aligned
+  std::int64_t gated_stride = 0;
+};
+// D = RoPE(acc): pairs (2j, 2j+1) of row m rotated by 2π · position[m] · f[j]   (RoPE pairs)
+struct RopeRotateParams {
+  const std::int32_t* positions = nullptr;      // [M]
+  const RopeFrequency* frequencies = nullptr;  // [N / 2]
+};
+// The SwiGLU backward core on packed pairs: acc = dY (M × F); (g, u) = packed Z[m, j];
+// D = silu(g)·u (Y recomputed);  dZ[m, j] = packed (dY·u·silu'(g), dY·silu(g))   (packed pairs)
+struct SwiGluPairsGradParams {
+  const void* packed_z = nullptr;  // Z: 32-bit [M, F] (bf16 pairs), 16-byte aligned rows
+  std::int64_t packed_z_stride = 0;  // in 32-bit elements
+  void* packed_dz = nullptr;         // dZ: 32-bit [M, F]
+  std::int64_t packed_dz_stride = 0;
+};
+// D = rstd[m] · acc, rstd folded from Σx² partials in registers   (per-row leaf)
+struct RstdRowScaleParams {
+  const float* sumsq_partials = nullptr;  // per-row partials of the producing GEMM
+  int partial_tiles = 0;                  // PartialLayout of those partials
+  std::int64_t partial_padded = 0;
+  int width = 0;  // features normalised
+  float eps = 0.0f;
+};
+// D += acc by TMA reduce-add (residual-gradient accumulation)
+struct ResidualAccumulateParams {};
+// D = acc (logits);  lse_partials[t, m] = log Σ_{n in N-tile t} exp(acc);
+// target_logits[m] = acc[m, target[m]]   (online state)
+struct CrossEntropyPartialsParams {
+  float* lse_partials = nullptr;  // per-row partial layout (per_row_partial_layout of this GEMM)
+  std::int64_t lse_padded = 0;    // its PartialLayout::padded
+  const void* targets = nullptr;  // [M] int32 or int64
+  bool targets_int64 = false;
+  std::int64_t ignore_index = -100;
+  float* target_logits = nullptr;  // [M]
 };
 
 }  // namespace coda::epilogue

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Three epilogue programs composed from the primitives, each reading like its math. They are the
+// Epilogue programs composed from the primitives, each reading like its math. They are the
 // worked examples of docs/epilogue.md, the programs of tests/device/epilogue/ and of
 // `coda-bench epilogue`. Device-side (CUTLASS).
 #pragma once
@@ -10,19 +10,20 @@
 #include <cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp>
 
 #include "coda/epilogue/broadcast.hpp"
+#include "coda/epilogue/composition.hpp"
 #include "coda/epilogue/elementwise.hpp"
 #include "coda/epilogue/example_params.hpp"
+#include "coda/epilogue/gated.hpp"
+#include "coda/epilogue/online_lse.hpp"
+#include "coda/epilogue/packed_pair.hpp"
 #include "coda/epilogue/partial_reduction.hpp"
+#include "coda/epilogue/rope.hpp"
+#include "coda/epilogue/row_rstd.hpp"
 #include "coda/epilogue/tile.hpp"
 
 namespace coda::epilogue {
 
 using bf16 = cutlass::bfloat16_t;
-// In a split program, the value computed once by the input tree.
-using Shared = cutlass::epilogue::fusion::Sm90SplitTreeFetch;
-// Compute one value X once, then feed it to an output tree (→ D) and side trees (→ aux outputs).
-template <class Input, class Output, class... Side>
-using Split = cutlass::epilogue::fusion::Sm90SplitTreeVisitor<Input, Output, Side...>;
 
 // X = acc + R → D;  Σ X² → per-row partials;  X ⊙ w → H
 struct ResidualRms {
@@ -103,6 +104,90 @@ struct RowSumSquares {
   template <class Args>
   static void fill(Args& a, const Params& p) {
     a.op_1 = {p.sumsq_partials, 0.0f, {}};
+  }
+};
+
+// D = Z = acc;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width gated output
+struct SwiGluPairs {
+  using Params = SwiGluPairsParams;
+  template <class Ctx>
+  using Callbacks = GatedPairStore<SiluGate, Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {static_cast<bf16*>(p.gated), p.gated_stride};
+  }
+};
+
+// D = RoPE(acc) with θ = 2π · position[m] · f[j] on the pair (2j, 2j+1)
+struct RopeRotate {
+  using Params = RopeRotateParams;
+  template <class Ctx>
+  using Callbacks = RopePairs<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {p.positions, p.frequencies};
+  }
+};
+
+// dY = acc;  (g, u) = packed Z;  D = silu(g) · u;  dZ = packed (∂g, ∂u). A DAG: g and u feed
+// three nodes, and the side output needs the accumulator beside them.
+struct SwiGluPairsGrad {
+  using Params = SwiGluPairsGradParams;
+  template <class Ctx>
+  using Callbacks = Dag<Edges<From<>, From<>, From<1>, From<1>, From<0, 2, 3>, From<0, 2, 3>,
+                              From<4, 5>, From<6>, From<2, 3>>,
+                        Acc,                         // 0: dY
+                        PackedPairLoad<Ctx>,         // 1: Z pairs
+                        MapNode<FirstOfPairFn>,      // 2: g
+                        MapNode<SecondOfPairFn>,     // 3: u
+                        MapNode<SiluGateGradGate>,   // 4: ∂g
+                        MapNode<SiluGateGradUp>,     // 5: ∂u
+                        MapNode<PackPairFn>,         // 6: (∂g, ∂u)
+                        PackedPairStoreNode<Ctx>,    // 7: → dZ
+                        MapNode<SiluGate>>;          // 8: D = silu(g) · u
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    cute::get<1>(a) = {static_cast<const float*>(p.packed_z), 0.0f, row_major_stride(p.packed_z_stride)};
+    cute::get<7>(a) = {static_cast<float*>(p.packed_dz), row_major_stride(p.packed_dz_stride)};
+  }
+};
+
+// D = rstd[m] · acc, rstd folded in registers from the producing GEMM's Σx² partials
+struct RstdRowScale {
+  using Params = RstdRowScaleParams;
+  template <class Ctx>
+  using Callbacks = Mul<RowRstd, Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0 = {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
+  }
+};
+
+// D += acc (TMA reduce-add into the existing D)
+struct ResidualAccumulate {
+  using Params = ResidualAccumulateParams;
+  static constexpr bool kAccumulateIntoD = true;
+  template <class Ctx>
+  using Callbacks = Acc;
+
+  template <class Args>
+  static void fill(Args&, const Params&) {}
+};
+
+// D = logits = acc;  per-tile log Σ exp and the target logit
+struct CrossEntropyPartials {
+  using Params = CrossEntropyPartialsParams;
+  template <class Ctx>
+  using Callbacks = OnlineLse<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {p.lse_partials, p.lse_padded, p.targets, p.targets_int64, p.ignore_index,
+              p.target_logits};
   }
 };
 

@@ -32,4 +32,9 @@ void merge_partial_sums(const float* partials, PartialLayout layout, int count, 
 void rstd_from_partials(const float* partials, PartialLayout layout, int rows, int width, float eps,
                         float* rstd, cudaStream_t stream = nullptr);
 
+// lse[m] = log Σ_t exp(partials[t·padded + m]): the row log-sum-exp from OnlineLse's per-tile
+// partials (online_lse.hpp); −inf when every partial is −inf.
+void merge_lse_partials(const float* partials, PartialLayout layout, int rows, float* lse,
+                        cudaStream_t stream = nullptr);
+
 }  // namespace coda::epilogue

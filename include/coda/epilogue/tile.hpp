@@ -32,14 +32,16 @@ using TileLoad = cutlass::epilogue::fusion::Sm90AuxLoad<
     typename TileLoadDescriptor<Ctx, Element>::SmemLayoutAtom,
     typename TileLoadDescriptor<Ctx, Element>::CopyOpS2R>;
 
+// The bare store node (for DAGs, composition.hpp); TileStore is it applied to a child.
+template <class Ctx, class Element>
+using TileStoreNode = cutlass::epilogue::fusion::Sm90AuxStore<
+    TileStoreDescriptor<Ctx, Element>::Stages, typename Ctx::EpilogueTile, Element,
+    cutlass::FloatRoundStyle::round_to_nearest, RowMajorStride,
+    typename TileStoreDescriptor<Ctx, Element>::SmemLayoutAtom,
+    typename TileStoreDescriptor<Ctx, Element>::CopyOpR2S>;
+
 template <class Ctx, class Element, class Child>
-using TileStore = cutlass::epilogue::fusion::Sm90EVT<
-    cutlass::epilogue::fusion::Sm90AuxStore<
-        TileStoreDescriptor<Ctx, Element>::Stages, typename Ctx::EpilogueTile, Element,
-        cutlass::FloatRoundStyle::round_to_nearest, RowMajorStride,
-        typename TileStoreDescriptor<Ctx, Element>::SmemLayoutAtom,
-        typename TileStoreDescriptor<Ctx, Element>::CopyOpR2S>,
-    Child>;
+using TileStore = cutlass::epilogue::fusion::Sm90EVT<TileStoreNode<Ctx, Element>, Child>;
 
 inline RowMajorStride row_major_stride(std::int64_t row_stride) {
   return cute::make_stride(row_stride, cute::_1{}, std::int64_t(0));

@@ -10,8 +10,10 @@
 //     template <class Ctx> using Callbacks = ...;
 // naming a CUTLASS FusionOperation or an EVT callbacks tree (the builder passes the latter through
 // unchanged), where Ctx is the epilogue::EpilogueContext of this kernel (tile shapes, D type,
-// schedule) that the primitives of include/coda/epilogue/ are parameterised by. The epilogue is
-// built first, and the mainloop gets the shared memory it leaves.
+// schedule) that the primitives of include/coda/epilogue/ are parameterised by. A Program that
+// declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
+// collective, with D written by TMA reduce-add instead of TMA store. The epilogue is built first,
+// and the mainloop gets the shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -52,6 +54,28 @@ struct TileConfigTypes {
 
 using Persistent = cutlass::gemm::PersistentScheduler;
 using StreamK = cutlass::gemm::StreamKScheduler;
+
+// Program::kAccumulateIntoD, false when the program does not declare it.
+template <class Program, class = void>
+struct AccumulatesIntoD : std::false_type {};
+template <class Program>
+struct AccumulatesIntoD<Program, std::void_t<decltype(Program::kAccumulateIntoD)>>
+    : std::bool_constant<Program::kAccumulateIntoD> {};
+
+// The builder's collective with its D copy (smem -> gmem) replaced by `StoreOp`.
+template <class Collective, class StoreOp>
+struct WithStoreOp;
+template <class Policy, class CtaTile, class EpiTile, class EC, class SC, class ED, class SD,
+          class Fusion, class G2S, class AtomC, class S2R, class S2G, class AtomD, class R2S,
+          class CopyAtomC, class R2R, class StoreOp>
+struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
+                       Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, AtomC, S2R, S2G,
+                       AtomD, R2S, CopyAtomC, R2R>,
+                   StoreOp> {
+  using type = cutlass::epilogue::collective::CollectiveEpilogue<
+      Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, AtomC, S2R, StoreOp, AtomD, R2S,
+      CopyAtomC, R2R>;
+};
 
 }  // namespace detail
 
@@ -105,10 +129,14 @@ struct GemmKernel {
   using Callbacks = typename Program::template Callbacks<EpilogueContext>;
 
   // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
-  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+  using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
       ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
       kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
+  static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
+  using CollectiveEpilogue = std::conditional_t<
+      kAccumulateIntoD, typename detail::WithStoreOp<BuiltEpilogue, cute::SM90_TMA_REDUCE_ADD>::type,
+      BuiltEpilogue>;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,

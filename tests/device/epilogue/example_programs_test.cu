@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The three example programs (include/coda/epilogue/example_programs.hpp) composed with the fixed
+// The example programs (include/coda/epilogue/example_programs.hpp) composed with the fixed
 // mainloop, on ragged shapes (M, N not multiples of the tile, N odd), in a Cooperative and a
 // Pingpong config, against their host twins in float64 with the numerics contract (DESIGN.md §5).
 // Every output is NaN-poisoned first; row padding past the last 16-byte unit must stay untouched.
@@ -123,8 +123,8 @@ struct GemmCase {
   Matrix acc64, acc_framework;
 };
 
-GemmCase make_case(const Shape& s, std::mt19937_64& rng) {
-  auto a = testing::random_bf16_matrix(s.m, s.k, rng);
+GemmCase make_case(const Shape& s, std::mt19937_64& rng, float a_scale = 1.0f) {
+  auto a = testing::random_bf16_matrix(s.m, s.k, rng, a_scale);
   auto b = testing::random_bf16_matrix(s.n, s.k, rng);
   GemmCase g{s, upload(to_matrix(a, s.m, s.k)), upload(to_matrix(b, s.n, s.k)), Matrix(s.m, s.n),
              Matrix(s.m, s.n)};
@@ -301,6 +301,215 @@ TEST(EpiloguePrograms, SingleFamilyPrograms) {
       EXPECT_TRUE(meets_contract(valid_partials(partials.download<float>(), layout, s.m),
                                  valid_partials(p, s.m), valid_partials(p_fw, s.m),
                                  "Σ acc² partials"));
+    }
+  }
+}
+
+// Column-pair programs need N even; N/2 odd in all but one shape (the last pair of a row has no
+// neighbour for the 4-byte store), and N crosses tile and 32-column subtile boundaries.
+const Shape kPairShapes[] = {{1, 202, 1000}, {1000, 4094, 199}, {4095, 1002, 1000}, {333, 520, 776}};
+
+// D = Z = acc;  Y[m, j] = silu(Z[m, 2j]) · Z[m, 2j+1]
+TEST(EpiloguePrograms, SwiGluPairs) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.SwiGluPairs"));
+  for (const Shape& s : kPairShapes) {
+    GemmCase g = make_case(s, rng);
+    const Matrix y = ref::silu_gate_pairs(g.acc64);
+    const Matrix y_fw = ref::round_to_bf16(ref::silu_gate_pairs(g.acc_framework));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix d = output(s.m, s.n), gated = output(s.m, s.n / 2);
+      swiglu_pairs(d.view(), g.a.view(), g.b.view(), {gated.buffer.get(), gated.ld}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool d_pad = false, y_pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &d_pad).v, g.acc64.v, g.acc_framework.v, "D = Z"));
+      EXPECT_TRUE(meets_contract(download(gated, &y_pad).v, y.v, y_fw.v, "Y = silu(g)·u"));
+      EXPECT_TRUE(d_pad && y_pad) << "row padding written";
+    }
+  }
+}
+
+// D = RoPE(acc), positions up to 2^20 with per-document resets, some pairs with f = 0 (V).
+TEST(EpiloguePrograms, RopeRotate) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.RopeRotate"));
+  for (const Shape& s : kPairShapes) {
+    GemmCase g = make_case(s, rng);
+    std::vector<std::int32_t> pos(s.m);
+    std::uniform_int_distribution<std::int32_t> start(0, (1 << 20) - 5000);
+    for (int m = 0, p = start(rng); m < s.m; ++m, ++p) {
+      if (m % 700 == 699) p = 0;  // a new document
+      pos[m] = p;
+    }
+    std::vector<RopeFrequency> freq(s.n / 2);
+    std::vector<double> turns(s.n / 2);
+    const double two_pi = 2.0 * std::acos(-1.0);
+    for (int j = 0; j < s.n / 2; ++j) {
+      const int head_pair = j % 64;  // hd = 128; every third head is a V head
+      turns[j] = (j / 64) % 3 == 2 ? 0.0 : std::pow(500000.0, -head_pair / 64.0) / two_pi;
+      freq[j] = rope_frequency(turns[j]);
+    }
+    DeviceBuffer d_pos(pos.size() * 4), d_freq(freq.size() * 8);
+    d_pos.upload(pos);
+    d_freq.upload(freq);
+    const std::vector<std::int64_t> pos64(pos.begin(), pos.end());
+    const Matrix y = ref::rope_pairs(g.acc64, pos64, turns);
+    const Matrix y_fw = ref::round_to_bf16(ref::rope_pairs(g.acc_framework, pos64, turns));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix d = output(s.m, s.n);
+      rope_rotate(d.view(), g.a.view(), g.b.view(),
+                  {d_pos.get<std::int32_t>(), d_freq.get<RopeFrequency>()}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, y.v, y_fw.v, "D = RoPE(acc)"));
+      EXPECT_TRUE(pad);
+    }
+  }
+}
+
+// dY = acc (M × F);  Z (M × 2F) read as packed pairs;  D = silu(g)·u;  dZ packed.
+TEST(EpiloguePrograms, SwiGluPairsGrad) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.SwiGluPairsGrad"));
+  for (const Shape& s : kShapes) {  // F = N may be odd: Z has 2F columns
+    GemmCase g = make_case(s, rng);
+    Matrix z = random_matrix(s.m, 2 * s.n, rng, 0.0f, 3.0f);
+    DeviceMatrix d_z = upload(z);
+    const Matrix y = ref::silu_gate_pairs(z);
+    const Matrix y_fw = ref::round_to_bf16(y);
+    const Matrix dz = ref::silu_gate_pairs_grad(g.acc64, z);
+    const Matrix dz_fw = ref::round_to_bf16(ref::silu_gate_pairs_grad(g.acc_framework, z));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix d = output(s.m, s.n), d_dz = output(s.m, 2 * s.n);
+      // A bf16 row of stride ld is a row of ld / 2 packed pairs.
+      swiglu_pairs_grad(d.view(), g.a.view(), g.b.view(),
+                        {d_z.buffer.get(), d_z.ld / 2, d_dz.buffer.get(), d_dz.ld / 2}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool d_pad = false, dz_pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &d_pad).v, y.v, y_fw.v, "D = silu(g)·u"));
+      EXPECT_TRUE(meets_contract(download(d_dz, &dz_pad).v, dz.v, dz_fw.v, "dZ"));
+      EXPECT_TRUE(d_pad && dz_pad) << "row padding written";
+    }
+  }
+}
+
+// D = rstd[m] · acc with rstd folded from Σx² partials in registers; bitwise equal to the merge
+// kernel followed by the row-scale broadcast.
+TEST(EpiloguePrograms, RstdRowScaleLeaf) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.RstdRowScaleLeaf"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    const int width = 4096, tile_n = 256;
+    const ref::Partials p = ref::per_row_partials(random_matrix(s.m, width, rng, 0.0f, 2.0f), 128,
+                                                  tile_n, /*square=*/true);
+    const PartialLayout layout{p.tiles, p.padded};
+    std::vector<float> host(p.v.begin(), p.v.end());
+    DeviceBuffer partials(host.size() * 4), rstd(s.m * 4);
+    partials.upload(host);
+    const std::vector<double> r = ref::rstd(p, s.m, width, 1e-6);
+    const Matrix expect = ref::mul_per_row(g.acc64, r);
+    const Matrix expect_fw = ref::round_to_bf16(ref::mul_per_row(g.acc_framework, r));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix leaf = output(s.m, s.n), two_step = output(s.m, s.n);
+      rstd_row_scale(leaf.view(), g.a.view(), g.b.view(),
+                     {partials.get<float>(), layout.tiles, layout.padded, width, 1e-6f}, {config});
+      rstd_from_partials(partials.get<float>(), layout, s.m, width, 1e-6f, rstd.get<float>());
+      row_scale(two_step.view(), g.a.view(), g.b.view(), {nullptr, rstd.get<float>()}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false, pad2 = false;
+      const Matrix got = download(leaf, &pad), got2 = download(two_step, &pad2);
+      EXPECT_TRUE(meets_contract(got.v, expect.v, expect_fw.v, "D = rstd·acc"));
+      EXPECT_TRUE(pad);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < got.v.size(); ++i)
+        differ += !(got.v[i] == got2.v[i] || (std::isnan(got.v[i]) && std::isnan(got2.v[i])));
+      EXPECT_EQ(differ, 0u) << "leaf and merge kernel + broadcast differ";
+    }
+  }
+}
+
+// D += acc by TMA reduce-add, onto a non-zero D.
+TEST(EpiloguePrograms, ResidualAccumulate) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.ResidualAccumulate"));
+  for (const Shape& s : kShapes) {
+    GemmCase g = make_case(s, rng);
+    Matrix before = random_matrix(s.m, s.n, rng, 0.0f, 8.0f);
+    const Matrix sum = ref::add(g.acc64, before);
+    const Matrix sum_fw = ref::round_to_bf16(ref::add(g.acc_framework, before));
+    for (TileConfig config : kConfigs) {
+      SCOPED_TRACE(trace(s, config));
+      DeviceMatrix d = upload(before);  // padding NaN: must stay untouched
+      residual_accumulate(d.view(), g.a.view(), g.b.view(), {}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(d, &pad).v, sum.v, sum_fw.v, "D += acc"));
+      EXPECT_TRUE(pad);
+    }
+  }
+}
+
+// Logits = acc → D;  per-tile log Σ exp and the target logit; merged lse. Ragged V, ignored
+// rows, int32 and int64 targets, and logits of magnitude ~1e4.
+TEST(EpiloguePrograms, CrossEntropyPartials) {
+  std::mt19937_64 rng(testing::fresh_seed("EpiloguePrograms.CrossEntropyPartials"));
+  for (const Shape& s : kShapes) {
+    for (float a_scale : {1.0f, 2048.0f}) {
+      GemmCase g = make_case(s, rng, a_scale);
+      double biggest = 0;
+      for (double v : g.acc64.v) biggest = std::max(biggest, std::abs(v));
+      std::vector<std::int64_t> targets(s.m);
+      std::uniform_int_distribution<std::int64_t> col(0, s.n - 1);
+      for (int m = 0; m < s.m; ++m) targets[m] = m % 5 == 3 ? -100 : col(rng);
+      for (bool int64 : {false, true}) {
+        DeviceBuffer d_targets(s.m * 8);
+        if (int64) d_targets.upload(targets);
+        else d_targets.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
+        for (TileConfig config : kConfigs) {
+          SCOPED_TRACE(trace(s, config) + (int64 ? " int64" : " int32") + " max |logit| " +
+                       std::to_string(biggest));
+          const TileDims tile = tile_of(config);
+          const PartialLayout layout = per_row_partial_layout(config, s.m, s.n);
+          DeviceMatrix d = output(s.m, s.n);
+          DeviceBuffer partials(layout.floats() * 4), target_logits(s.m * 4), lse(s.m * 4);
+          partials.poison();
+          target_logits.poison();
+          CrossEntropyPartialsParams params;
+          params.lse_partials = partials.get<float>();
+          params.lse_padded = layout.padded;
+          params.targets = d_targets.get();
+          params.targets_int64 = int64;
+          params.target_logits = target_logits.get<float>();
+          cross_entropy_partials(d.view(), g.a.view(), g.b.view(), params, {config});
+          merge_lse_partials(partials.get<float>(), layout, s.m, lse.get<float>());
+          CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+          bool pad = false;
+          EXPECT_TRUE(meets_contract(download(d, &pad).v, g.acc64.v, g.acc_framework.v, "D = logits"));
+          const ref::Partials p = ref::per_row_lse_partials(g.acc64, tile.m, tile.n);
+          const ref::Partials p_fw = ref::per_row_lse_partials(g.acc_framework, tile.m, tile.n);
+          EXPECT_TRUE(meets_contract(valid_partials(partials.download<float>(), layout, s.m),
+                                     valid_partials(p, s.m), valid_partials(p_fw, s.m),
+                                     "lse partials"));
+          auto lse_got = lse.download<float>();
+          EXPECT_TRUE(meets_contract(std::vector<double>(lse_got.begin(), lse_got.end()),
+                                     ref::merge_lse(p, s.m), ref::merge_lse(p_fw, s.m), "lse"));
+          auto captured = target_logits.download<float>();
+          std::vector<double> got, want, want_fw;
+          std::size_t ignored_written = 0;
+          for (int m = 0; m < s.m; ++m) {
+            if (targets[m] == -100) {
+              ignored_written += !std::isnan(captured[m]);  // still poisoned
+              continue;
+            }
+            got.push_back(captured[m]);
+            want.push_back(g.acc64(m, int(targets[m])));
+            want_fw.push_back(g.acc_framework(m, int(targets[m])));
+          }
+          EXPECT_TRUE(meets_contract(got, want, want_fw, "target logits"));
+          EXPECT_EQ(ignored_written, 0u) << "ignored rows must not be written";
+        }
+      }
     }
   }
 }

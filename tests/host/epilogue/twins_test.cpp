@@ -64,5 +64,73 @@ TEST(EpilogueTwins, PerColPartialsRaggedTiles) {
   EXPECT_EQ(p.v[1 * 9 + 8], 0.0);
 }
 
+TEST(EpilogueTwins, RopePairsRotateByPositionTimesFrequency) {
+  Matrix x = iota(3, 6);
+  const std::vector<std::int64_t> pos = {0, 1, (1 << 20) + 3};
+  const std::vector<double> turns = {0.25, 1.0 / 3.0, 0.0};  // the last pair passes through
+  Matrix y = rope_pairs(x, pos, turns);
+  const double pi = std::acos(-1.0);
+  for (int m = 0; m < 3; ++m)
+    for (int j = 0; j < 3; ++j) {
+      const double theta = 2 * pi * double(pos[m]) * turns[j];  // direct, exact enough here
+      const double x0 = x(m, 2 * j), x1 = x(m, 2 * j + 1);
+      EXPECT_NEAR(y(m, 2 * j), x0 * std::cos(theta) - x1 * std::sin(theta), 1e-9);
+      EXPECT_NEAR(y(m, 2 * j + 1), x0 * std::sin(theta) + x1 * std::cos(theta), 1e-9);
+    }
+  EXPECT_DOUBLE_EQ(y(0, 0), x(0, 0)) << "position 0 is the identity";
+  EXPECT_NEAR(y(1, 0), -x(1, 1), 1e-15) << "a quarter turn: (x0, x1) -> (-x1, x0)";
+  EXPECT_NEAR(y(1, 1), x(1, 0), 1e-15);
+}
+
+TEST(EpilogueTwins, SiluGatePairsAndTheirGradient) {
+  Matrix z = iota(2, 6);  // pairs (g, u) = columns (0,1), (2,3), (4,5)
+  Matrix y = silu_gate_pairs(z);
+  ASSERT_EQ(y.cols, 3);
+  for (int m = 0; m < 2; ++m)
+    for (int j = 0; j < 3; ++j) {
+      const double g = z(m, 2 * j), u = z(m, 2 * j + 1);
+      EXPECT_DOUBLE_EQ(y(m, j), g / (1 + std::exp(-g)) * u);
+    }
+  // The gradient against central finite differences of L = Σ dy ⊙ y.
+  Matrix dy(2, 3);
+  for (int i = 0; i < 6; ++i) dy.v[i] = 0.3 * i - 0.7;
+  Matrix dz = silu_gate_pairs_grad(dy, z);
+  auto loss = [&](const Matrix& zz) {
+    Matrix yy = silu_gate_pairs(zz);
+    double l = 0;
+    for (std::size_t i = 0; i < yy.v.size(); ++i) l += dy.v[i] * yy.v[i];
+    return l;
+  };
+  for (std::size_t i = 0; i < z.v.size(); ++i) {
+    const double h = 1e-6;
+    Matrix plus = z, minus = z;
+    plus.v[i] += h;
+    minus.v[i] -= h;
+    EXPECT_NEAR(dz.v[i], (loss(plus) - loss(minus)) / (2 * h), 1e-7) << "element " << i;
+  }
+}
+
+TEST(EpilogueTwins, LsePartialsMergeToTheRowLogSumExp) {
+  Matrix x = iota(5, 7);
+  x(1, 4) = 1e4;   // a huge logit: no overflow
+  x(2, 0) = -1e4;  // a tiny one
+  for (int n = 0; n < 7; ++n) x(3, n) = -INFINITY;  // an empty row
+  Partials p = per_row_lse_partials(x, 2, 3);
+  ASSERT_EQ(p.tiles, 3);
+  EXPECT_DOUBLE_EQ(p.v[2 * p.padded + 0], x(0, 6)) << "a one-column tile";
+  std::vector<double> lse = merge_lse(p, 5);
+  for (int m = 0; m < 5; ++m) {
+    if (m == 3) {
+      EXPECT_EQ(lse[m], -INFINITY);
+      continue;
+    }
+    double max = -INFINITY, sum = 0;
+    for (int n = 0; n < 7; ++n) max = std::max(max, x(m, n));
+    for (int n = 0; n < 7; ++n) sum += std::exp(x(m, n) - max);
+    EXPECT_NEAR(lse[m], max + std::log(sum), 1e-12);
+  }
+  EXPECT_NEAR(lse[1], 1e4, 1e-9);
+}
+
 }  // namespace
 }  // namespace coda::ref

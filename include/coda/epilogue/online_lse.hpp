@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Family 5, online state: per (row, N-tile) log-sum-exp and target-logit capture, the forward of
+// cross-entropy without the M × V logits ever leaving registers.
+//   OnlineLse<X>   lse_partials[t, m] = log Σ_{n in N-tile t, n < N} exp(X[m, n])
+//                  target_logits[m]   = X[m, target[m]] (written by the tile holding the target;
+//                                       rows whose target is ignore_index are not written)
+//                  passes X on unchanged.
+// State: a running (max, Σexp) per row in registers across the tile's subtiles; each subtile
+// first takes its own row maxima, so there is one rescale per row per subtile, not per element.
+// At the end of the tile the 4 lanes of a quad (which hold the whole row, node.hpp) combine their
+// states with shuffles and lane 0 of the quad writes. No atomics, no shared memory: the
+// combination order is fixed, so the result is deterministic. Rows with every column at −inf give
+// lse = −inf (no NaN). Merge the partials with merge_lse_partials (merge.hpp).
+// CUTLASS's ColReduction with a pair type gives lane-local results (research notes), hence a node.
+#pragma once
+
+#include "coda/epilogue/cutlass_fusion.hpp"
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/array.h>
+
+#include "coda/epilogue/node.hpp"
+
+namespace coda::epilogue {
+
+struct OnlineLseArguments {
+  float* lse_partials = nullptr;  // tiles × padded floats (per-row partial layout)
+  std::int64_t padded = 0;        // PartialLayout::padded
+  const void* targets = nullptr;  // [M] int32 or int64 column per row; nullptr: no capture
+  bool targets_int64 = false;
+  std::int64_t ignore_index = -100;
+  float* target_logits = nullptr;  // [M]
+};
+
+namespace detail {
+
+// exp(x − max) with the −inf − (−inf) case (an empty row) giving 0.
+CUTLASS_DEVICE float exp_shifted(float x, float max) {
+  return max == -INFINITY ? 0.0f : __expf(x - max);
+}
+
+// (max, sum) ⊕ (max', sum')
+CUTLASS_DEVICE void combine_lse(float& max, float& sum, float other_max, float other_sum) {
+  float m = fmaxf(max, other_max);
+  sum = sum * exp_shifted(max, m) + other_sum * exp_shifted(other_max, m);
+  max = m;
+}
+
+}  // namespace detail
+
+struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
+  using RegisterNode::RegisterNode;
+
+  template <class Coords, class RowF, class RowI, class RowCoords>
+  struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
+    CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF run_max, RowF run_sum,
+                                          RowF subtile_max, RowI target, RowCoords row_coords,
+                                          int tile_n, Params const& params)
+        : coords(coords), run_max(run_max), run_sum(run_sum), subtile_max(subtile_max),
+          target(target), row_coords(row_coords), tile_n(tile_n), params(params) {}
+    Coords coords;
+    RowF run_max, run_sum, subtile_max;  // per row (stride 0 along N)
+    RowI target;                         // target column per row, −1: none
+    RowCoords row_coords;
+    int tile_n;
+    Params const& params;
+
+    CUTLASS_DEVICE void begin() {
+      auto max_k = unique_rows(run_max);
+      auto sum_k = unique_rows(run_sum);
+      auto target_k = unique_rows(target);
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(max_k); ++k) {
+        max_k(k) = -INFINITY;
+        sum_k(k) = 0.0f;
+        int m = coords.m0 + int(cute::get<0>(row_coords(k)));
+        std::int64_t t = -1;
+        if (params.targets != nullptr && m < coords.M) {
+          t = params.targets_int64 ? static_cast<const std::int64_t*>(params.targets)[m]
+                                   : static_cast<const std::int32_t*>(params.targets)[m];
+          if (t == params.ignore_index || t < 0 || t >= coords.N) t = -1;
+        }
+        target_k(k) = int(t);
+      }
+    }
+
+    template <class ElementAcc, class ElementIn, int F>
+    CUTLASS_DEVICE cutlass::Array<ElementIn, F> visit(cutlass::Array<ElementAcc, F> const&,
+                                                      int epi_v, int epi_m, int epi_n,
+                                                      cutlass::Array<ElementIn, F> const& x) {
+      auto sub_max = subtile_max(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto max_mn = run_max(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto sum_mn = run_sum(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto target_mn = target(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto sub_max_k = unique_rows(subtile_max);
+      auto max_k = unique_rows(run_max);
+      auto sum_k = unique_rows(run_sum);
+      const int base = epi_v * F;
+
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(sub_max_k); ++k) sub_max_k(k) = -INFINITY;
+      bool in_bounds[F];
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) {
+        auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
+        in_bounds[i] = m < coords.M && n < coords.N;
+        if (in_bounds[i]) sub_max(base + i) = fmaxf(sub_max(base + i), float(x[i]));
+        if (n == target_mn(base + i) && m < coords.M) params.target_logits[m] = float(x[i]);
+      }
+      // One rescale per row (rows this fragment does not touch have sub_max = −inf: no change).
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(max_k); ++k) {
+        float m = fmaxf(max_k(k), sub_max_k(k));
+        sum_k(k) *= detail::exp_shifted(max_k(k), m);
+        max_k(k) = m;
+      }
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) {
+        if (in_bounds[i]) sum_mn(base + i) += detail::exp_shifted(float(x[i]), max_mn(base + i));
+      }
+      return x;
+    }
+
+    CUTLASS_DEVICE void end() {
+      auto max_k = unique_rows(run_max);
+      auto sum_k = unique_rows(run_sum);
+      const bool quad_leader = (threadIdx.x & 3) == 0;
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(max_k); ++k) {
+        float max = max_k(k), sum = sum_k(k);
+        CUTLASS_PRAGMA_UNROLL
+        for (int mask = 1; mask <= 2; mask <<= 1)
+          detail::combine_lse(max, sum, shuffle_xor(max, mask), shuffle_xor(sum, mask));
+        int m = coords.m0 + int(cute::get<0>(row_coords(k)));
+        if (quad_leader && m < coords.M)
+          params.lse_partials[tile_n * params.padded + m] = sum > 0.0f ? max + logf(sum) : -INFINITY;
+      }
+    }
+  };
+
+  template <bool ReferenceSrc, class... Args>
+  CUTLASS_DEVICE auto get_consumer_store_callbacks(
+      cutlass::epilogue::fusion::detail::ConsumerStoreArgs<Args...> const& args) {
+    auto coords = fragment_coords(args);
+    auto run_max = make_row_registers<float, ReferenceSrc>(args);
+    auto run_sum = make_row_registers<float, ReferenceSrc>(args);
+    auto subtile_max = make_row_registers<float, ReferenceSrc>(args);
+    auto target = make_row_registers<int, ReferenceSrc>(args);
+    auto row_coords = unique_row_coords(run_max, args);
+    int tile_n = int(cute::get<1>(args.tile_coord_mnkl));
+    return ConsumerStoreCallbacks<decltype(coords), decltype(run_max), decltype(target),
+                                  decltype(row_coords)>(coords, run_max, run_sum, subtile_max,
+                                                        target, row_coords, tile_n, params);
+  }
+};
+
+template <class X>
+using OnlineLse = cutlass::epilogue::fusion::Sm90EVT<OnlineLseNode, X>;
+
+}  // namespace coda::epilogue
