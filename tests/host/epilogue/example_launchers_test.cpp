@@ -51,6 +51,54 @@ TEST(ExampleLaunchers, RejectBeforeLaunch) {
   EXPECT_FALSE(has_example_instance(TileConfig::kCoop256x128Cluster1x2));
 }
 
+TEST(ExampleLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
+  auto A = TensorView::matrix(testing::kFakeA, DType::kBF16, 64, 64);
+  auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 32, 64);
+  auto D = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 32);
+  auto B_odd = TensorView::matrix(testing::kFakeB, DType::kBF16, 31, 64);
+  auto D_odd = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 31, 32);
+  const gemm::KernelChoice coop{TileConfig::kCoop128x256Cluster2x1};
+
+  EXPECT_EQ(error_of([&] { swiglu_pairs(D_odd, A, B_odd, {kR, 16}, coop); }),
+            "coda::epilogue::swiglu_pairs: D: N must be even (the program works on column pairs); got 31");
+  EXPECT_EQ(error_of([&] { swiglu_pairs(D, A, B, {kR, 17}, coop); }),
+            "coda::epilogue::swiglu_pairs: params.gated_stride: must be >= N/2 and even (4-byte pair "
+            "stores); got 17");
+  EXPECT_EQ(error_of([&] { swiglu_pairs(D, A, B, {reinterpret_cast<void*>(0x50002), 16}, coop); }),
+            "coda::epilogue::swiglu_pairs: params.gated: must be 4-byte aligned");
+
+  const auto* freq = reinterpret_cast<const RopeFrequency*>(0x60000);
+  EXPECT_EQ(error_of([&] { rope_rotate(D, A, B, {nullptr, freq}, coop); }),
+            "coda::epilogue::rope_rotate: params.positions: data pointer is null");
+  EXPECT_EQ(error_of([&] { rope_rotate(D_odd, A, B_odd, {reinterpret_cast<const std::int32_t*>(kP), freq}, coop); }),
+            "coda::epilogue::rope_rotate: D: N must be even (the program works on column pairs); got 31");
+
+  EXPECT_NE(error_of([&] { swiglu_pairs_grad(D, A, B, {kR, 34, kR, 32}, coop); })
+                .find("params.packed_z: row stride must be >= N and a multiple of 4 32-bit elements"),
+            std::string::npos);
+
+  RstdRowScaleParams leaf{kP, 2, 128, 0, 1e-6f};
+  EXPECT_EQ(error_of([&] { rstd_row_scale(D, A, B, leaf, coop); }),
+            "coda::epilogue::rstd_row_scale: params.width: must be positive");
+  leaf.width = 4096;
+  leaf.partial_padded = 63;
+  EXPECT_NE(error_of([&] { rstd_row_scale(D, A, B, leaf, coop); }).find("padded >= M"),
+            std::string::npos);
+
+  CrossEntropyPartialsParams ce;
+  ce.lse_partials = kP;
+  ce.lse_padded = 64;  // the Cooperative tile pads M = 64 to 128
+  EXPECT_EQ(error_of([&] { cross_entropy_partials(D, A, B, ce, coop); }),
+            "coda::epilogue::cross_entropy_partials: params.lse_padded: must be "
+            "per_row_partial_layout(choice.config, M, N).padded = 128; got 64");
+  ce.lse_padded = 128;
+  ce.targets = reinterpret_cast<const void*>(0x70004);
+  ce.targets_int64 = true;
+  ce.target_logits = kP;
+  EXPECT_EQ(error_of([&] { cross_entropy_partials(D, A, B, ce, coop); }),
+            "coda::epilogue::cross_entropy_partials: params.targets: must be 8-byte aligned");
+}
+
 TEST(PartialLayouts, TilesAndPadding) {
   PartialLayout rows = per_row_partial_layout(TileConfig::kCoop128x256Cluster2x1, 1000, 4095);
   EXPECT_EQ(rows.tiles, 16);     // ceil(4095 / 256)
