@@ -12,8 +12,9 @@
 // unchanged), where Ctx is the epilogue::EpilogueContext of this kernel (tile shapes, D type,
 // schedule) that the primitives of include/coda/epilogue/ are parameterised by. A Program that
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
-// collective, with D written by TMA reduce-add instead of TMA store. The epilogue is built first,
-// and the mainloop gets the shared memory it leaves.
+// collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
+// the D copy (tma_store_one_lane.hpp). The epilogue is built first, and the mainloop gets the
+// shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -28,6 +29,7 @@
 
 #include "coda/epilogue/context.hpp"
 #include "coda/gemm/config.hpp"
+#include "coda/gemm/tma_store_one_lane.hpp"
 
 namespace coda::gemm {
 
@@ -134,9 +136,9 @@ struct GemmKernel {
       ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
       kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
   static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
-  using CollectiveEpilogue = std::conditional_t<
-      kAccumulateIntoD, typename detail::WithStoreOp<BuiltEpilogue, cute::SM90_TMA_REDUCE_ADD>::type,
-      BuiltEpilogue>;
+  using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
+      kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
+  using CollectiveEpilogue = typename detail::WithStoreOp<BuiltEpilogue, DStoreOp>::type;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,
