@@ -10,49 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "coda/epilogue/example_instances.hpp"
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "gemm_bench.hpp"
+#include "rounds.hpp"
 #include "timing.hpp"
 
 namespace coda::bench {
-namespace {
-
-struct Buffer {
-  std::shared_ptr<void> p;
-  explicit Buffer(std::size_t bytes) {
-    void* raw = nullptr;
-    check_cuda(cudaMalloc(&raw, bytes), "cudaMalloc");
-    check_cuda(cudaMemset(raw, 0, bytes), "cudaMemset");
-    p.reset(raw, [](void* q) { cudaFree(q); });
-  }
-  template <class T = void> T* get() const { return static_cast<T*>(p.get()); }
-};
-
-struct Timed { std::string name; std::function<void(int)> launch; std::string family = ""; };
-
-std::vector<std::vector<double>> rounds_of(const std::vector<Timed>& v, int sets, int rounds,
-                                           int reps, cudaStream_t s,
-                                           std::vector<std::vector<double>>* all) {
-  std::vector<std::vector<double>> per_round(v.size());
-  all->assign(v.size(), {});
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t j = 0; j < v.size(); ++j) {
-      std::size_t i = r % 2 ? v.size() - 1 - j : j;
-      auto ms = time_launches([&](int x) { v[i].launch((r * reps + x) % sets); }, reps, s);
-      (*all)[i].insert((*all)[i].end(), ms.begin(), ms.end());
-      per_round[i].push_back(median(ms));
-    }
-  return per_round;
-}
-
-double ratio(const std::vector<double>& num, const std::vector<double>& den) {
-  std::vector<double> r;
-  for (std::size_t i = 0; i < num.size(); ++i) r.push_back(num[i] / den[i]);
-  return median(r);
-}
-
-}  // namespace
 
 int run_epilogue_bench(const BenchArgs& args) {
   cudaStream_t stream;
@@ -60,7 +24,7 @@ int run_epilogue_bench(const BenchArgs& args) {
   cublasHandle_t handle;
   check_cublas(cublasCreate(&handle), "cublasCreate");
   check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
-  Buffer cublas_ws(32u << 20);
+  DeviceAlloc cublas_ws(32u << 20);
   check_cublas(cublasSetWorkspace(handle, cublas_ws.get(), 32u << 20), "cublasSetWorkspace");
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, 0), "props");
@@ -76,16 +40,16 @@ int run_epilogue_bench(const BenchArgs& args) {
   for (const GemmShape& s : shapes) {
     OperandSets ops(s, 256u << 20);
     const std::size_t mn = std::size_t(s.m) * s.n;
-    Buffer residual(mn * 2), normed(mn * 2), weight(s.n * 2), row_scale(s.m * 4), alpha(4);
-    Buffer packed_z(mn * 4), packed_dz(mn * 4), positions(s.m * 4), freq(s.n / 2 * 8),
+    DeviceAlloc residual(mn * 2), normed(mn * 2), weight(s.n * 2), row_scale(s.m * 4), alpha(4);
+    DeviceAlloc packed_z(mn * 4), packed_dz(mn * 4), positions(s.m * 4), freq(s.n / 2 * 8),
         targets(s.m * 4), target_logits(s.m * 4), rstd(s.m * 4);
     std::vector<float> one = {1.0f};
     check_cuda(cudaMemcpy(alpha.get(), one.data(), 4, cudaMemcpyHostToDevice), "alpha");
     for (gemm::TileConfig config : configs) {
       const gemm::KernelChoice choice{config};
       const epilogue::PartialLayout row_layout = epilogue::per_row_partial_layout(config, s.m, s.n);
-      Buffer row_partials(row_layout.floats() * 4);
-      Buffer col_partials(epilogue::per_col_partial_layout(config, s.m, s.n).floats() * 4);
+      DeviceAlloc row_partials(row_layout.floats() * 4);
+      DeviceAlloc col_partials(epilogue::per_col_partial_layout(config, s.m, s.n).floats() * 4);
       epilogue::ResidualRmsParams rr{residual.get(), s.n, weight.get(), normed.get(), s.n,
                                      row_partials.get<float>()};
       epilogue::RowScaleParams rs{alpha.get<float>(), row_scale.get<float>()};
@@ -124,14 +88,14 @@ int run_epilogue_bench(const BenchArgs& args) {
           {"residual_rms", [&](int i) { epilogue::residual_rms(ops.d(i), ops.a(i), ops.b(i), rr, choice, stream); }, "tile"},
           {"cross_entropy_partials", [&](int i) { epilogue::cross_entropy_partials(ops.d(i), ops.a(i), ops.b(i), ce, choice, stream); }, "online"}};
       std::vector<std::vector<double>> all;
-      rounds_of(v, ops.count(), 1, 2, stream, &all);  // warm-up
+      interleaved_rounds(v, ops.count(), 1, 2, stream, &all);  // warm-up
       const int reps = std::max(2, std::min(10, int(40.0 / std::max(median(all[0]), 0.01))));
-      auto per_round = rounds_of(v, ops.count(), args.rounds, reps, stream, &all);
+      auto per_round = interleaved_rounds(v, ops.count(), args.rounds, reps, stream, &all);
       // bias_silu_col_sum and residual_rms compose several families (per-col reduce + element-wise
       // + broadcast; tile load + tile store + per-row reduce + broadcast): filed under the costliest.
       for (std::size_t i = 2; i < v.size(); ++i) {
         rows.push_back({v[i].family, v[i].name, s.label(), gemm::to_string(config), median(all[i]),
-                        median(all[1]), median(all[0]), ratio(per_round[i], per_round[1])});
+                        median(all[1]), median(all[0]), median_ratio(per_round[i], per_round[1])});
         const Row& r = rows.back();
         std::printf("%-11s %-22s %-10s %-22s %.3f ms  plain %.3f  cuBLAS %.3f  ×plain %.3f\n",
                     r.family.c_str(), r.program.c_str(), r.shape.c_str(), r.config.c_str(), r.ms,

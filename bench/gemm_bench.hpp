@@ -8,7 +8,7 @@ namespace coda::bench {
 struct BenchArgs {
   int tokens = 16384;
   int rounds = 10;
-  std::string models = "all";   // comma list: 1B,8B,70B
+  std::string models = "all";   // comma list: 1B,8B,70B (ops: also sq2048,sq4096,sq8192)
   std::string passes = "all";   // comma list: fwd,dgrad,wgrad
   std::string json;             // write results here
   std::string table_out = "kernel_table.inc";
@@ -18,5 +18,6 @@ struct BenchArgs {
 int run_gemm_bench(const BenchArgs& args);
 int run_tune(const BenchArgs& args);
 int run_epilogue_bench(const BenchArgs& args);
+int run_ops_bench(const BenchArgs& args);
 
 }  // namespace coda::bench

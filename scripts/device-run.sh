@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole GPU check in one command on a Hopper machine: build (16 jobs) -> GPU tests -> GEMM
-# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM. Logs and JSON go under $OUT (default ./device-out); a short table is
+# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM -> forward ops against cuBLAS. Logs and JSON go under $OUT (default ./device-out); a short table is
 # printed last.
-#   scripts/device-run.sh [all|test|bench|epilogue|tune]
+#   scripts/device-run.sh [all|test|bench|epilogue|ops|tune]
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -53,6 +53,13 @@ if [ "$mode" = all ] || [ "$mode" = epilogue ]; then
     > "$out/bench_epilogue.log" 2>&1 || status=1
   sed -n '/^| family/,$p' "$out/bench_epilogue.log"
   grep -E "ERROR|coda-bench:" "$out/bench_epilogue.log" || true
+fi
+if [ "$mode" = all ] || [ "$mode" = ops ]; then
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" ops --json "$out/ops_fwd.json" ${BENCH_ARGS:-} > "$out/bench_ops.log" 2>&1 \
+    || status=1
+  sed -n '/^| op/,$p' "$out/bench_ops.log"
+  grep -E "ERROR|coda-bench:" "$out/bench_ops.log" || true
 fi
 if [ "$mode" = tune ]; then
   # shellcheck disable=SC2086

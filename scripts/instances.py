@@ -34,7 +34,7 @@ D_TYPES = {
 }
 
 
-# Example epilogue programs (include/coda/epilogue/example_programs.hpp), compiled for the forward
+# Epilogue programs (include/coda/epilogue/programs.hpp), compiled for the forward
 # layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
 # `coda-bench epilogue` run. Program -> its snake_case name.
 EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
@@ -43,7 +43,8 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "SwiGluPairs": "swiglu_pairs", "RopeRotate": "rope_rotate",
                      "SwiGluPairsGrad": "swiglu_pairs_grad", "RstdRowScale": "rstd_row_scale",
                      "ResidualAccumulate": "residual_accumulate",
-                     "CrossEntropyPartials": "cross_entropy_partials"}
+                     "CrossEntropyPartials": "cross_entropy_partials",
+                     "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 
 
@@ -56,7 +57,7 @@ def epilogue_instances():
 def epilogue_tu(name, program, config):
     return (
         HEADER
-        + '#include "coda/epilogue/example_programs.hpp"\n'
+        + '#include "coda/epilogue/programs.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
         + f"using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t,\n"

@@ -79,6 +79,13 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
       CopyAtomC, R2R>;
 };
 
+// Whether Program has `template <class Ctx> using Callbacks = ...;` for this Ctx.
+template <class Program, class Ctx, class = void>
+struct HasCallbacks : std::false_type {};
+template <class Program, class Ctx>
+struct HasCallbacks<Program, Ctx, std::void_t<typename Program::template Callbacks<Ctx>>>
+    : std::true_type {};
+
 }  // namespace detail
 
 template <TileConfig> struct TileConfigTraits;
@@ -128,6 +135,9 @@ struct GemmKernel {
 
   using EpilogueContext =
       epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD, typename Tile::Schedule::Epilogue>;
+  static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
+                "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
+                "that is valid for this kernel's EpilogueContext (see docs/epilogue.md)");
   using Callbacks = typename Program::template Callbacks<EpilogueContext>;
 
   // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
@@ -136,6 +146,9 @@ struct GemmKernel {
       ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
       kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
   static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
+  static_assert(!kAccumulateIntoD || std::is_same_v<ElementD, cutlass::bfloat16_t> ||
+                    std::is_same_v<ElementD, float>,
+                "kAccumulateIntoD: TMA reduce-add into D is supported for bf16 and fp32 D only");
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
   using CollectiveEpilogue = typename detail::WithStoreOp<BuiltEpilogue, DStoreOp>::type;

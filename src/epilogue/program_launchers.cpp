@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Launchers of the compiled example programs: validate -> find the instance -> launch.
-#include "coda/epilogue/example_instances.hpp"
+// Launchers of the compiled epilogue programs: validate -> find the instance -> launch.
+#include "coda/epilogue/program_launchers.hpp"
 
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -66,23 +67,32 @@ void require_even_n(const TensorView& D, const char* where) {
           "D: N must be even (the program works on column pairs); got " + std::to_string(D.shape[1]));
 }
 
+// The params' own device pointers (null ones are optional inputs, already checked where required).
+struct ParamPointer {
+  const void* ptr;
+  const char* name;
+};
+
 template <class Params>
 void launch(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
-            const Params& params, gemm::KernelChoice choice, cudaStream_t stream) {
+            const Params& params, gemm::KernelChoice choice, cudaStream_t stream,
+            std::initializer_list<ParamPointer> param_pointers = {}) {
   gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, where);
   require(p.layout == gemm::OperandLayout::kAkBk, where,
-          "A and B: the example programs are compiled for K-major A and B (forward layout)");
-  require(p.d_dtype == DType::kBF16, where, "D: the example programs write bf16 D");
+          "A and B: the epilogue programs are compiled for K-major A and B (forward layout)");
+  require(p.d_dtype == DType::kBF16, where, "D: the epilogue programs write bf16 D");
   Launcher<Params> run = find<Params>(choice.config);
   require(run != nullptr, where,
           std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
   require_gemm_operands_on_device(D, A, B, where);
+  for (const ParamPointer& q : param_pointers)
+    if (q.ptr != nullptr) require_device_memory(q.ptr, D.device, where, q.name);
   run(p, choice, params, nullptr, stream);
 }
 
 }  // namespace
 
-bool has_example_instance(gemm::TileConfig config) {
+bool has_program_instance(gemm::TileConfig config) {
   return find<RowScaleParams>(config) != nullptr;
 }
 
@@ -93,7 +103,8 @@ void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
   require_aligned(params.norm_weight, kWhere, "params.norm_weight", 16);
   require_tile(params.normed, params.normed_stride, D.shape[1], kWhere, "params.normed");
   require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.residual, "params.residual"}, {params.norm_weight, "params.norm_weight"}, {params.normed, "params.normed"}, {params.sumsq_partials, "params.sumsq_partials"}});
 }
 
 void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -101,7 +112,8 @@ void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
   constexpr const char* kWhere = "coda::epilogue::row_scale";
   if (params.alpha) require_aligned(params.alpha, kWhere, "params.alpha", 4);
   require_aligned(params.row_scale, kWhere, "params.row_scale", 4);
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.alpha, "params.alpha"}, {params.row_scale, "params.row_scale"}});
 }
 
 void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -110,7 +122,8 @@ void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorVie
   constexpr const char* kWhere = "coda::epilogue::bias_silu_col_sum";
   require_aligned(params.bias, kWhere, "params.bias", 16);
   require_aligned(params.col_partials, kWhere, "params.col_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.bias, "params.bias"}, {params.col_partials, "params.col_partials"}});
 }
 
 void activation(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -122,7 +135,8 @@ void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::residual_add";
   require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.residual, "params.residual"}});
 }
 
 void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -130,27 +144,76 @@ void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView&
                      cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::row_sum_squares";
   require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.sumsq_partials, "params.sumsq_partials"}});
 }
+
+namespace {
+
+void check_gated(const SwiGluPairsParams& params, const TensorView& D, const char* where,
+                 const std::string& name) {
+  require_even_n(D, where);
+  require_aligned(params.gated, where, (name + ".gated").c_str(), 4);
+  require(params.gated_stride >= D.shape[1] / 2 && params.gated_stride % 2 == 0, where,
+          name + ".gated_stride: must be >= N/2 and even (4-byte pair stores); got " +
+              std::to_string(params.gated_stride));
+}
+
+void check_rope(const RopeRotateParams& params, const TensorView& D, const char* where,
+                const std::string& name) {
+  require_even_n(D, where);
+  require_aligned(params.positions, where, (name + ".positions").c_str(), 4);
+  require_aligned(params.frequencies, where, (name + ".frequencies").c_str(), 8);
+}
+
+void check_rstd(const RstdRowScaleParams& params, const TensorView& D, const char* where,
+                const std::string& name) {
+  require_aligned(params.sumsq_partials, where, (name + ".sumsq_partials").c_str(), 4);
+  require(params.partial_tiles > 0 && params.partial_padded >= D.shape[0], where,
+          name + ".partial_tiles/partial_padded: need tiles > 0 and padded >= M; got " +
+              std::to_string(params.partial_tiles) + ", " + std::to_string(params.partial_padded));
+  require(params.width > 0, where, name + ".width: must be positive");
+  require(params.eps >= 0.0f, where, name + ".eps: must be non-negative");
+}
+
+}  // namespace
 
 void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                   const SwiGluPairsParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::swiglu_pairs";
-  require_even_n(D, kWhere);
-  require_aligned(params.gated, kWhere, "params.gated", 4);
-  require(params.gated_stride >= D.shape[1] / 2 && params.gated_stride % 2 == 0, kWhere,
-          "params.gated_stride: must be >= N/2 and even (4-byte pair stores); got " +
-              std::to_string(params.gated_stride));
-  launch(kWhere, D, A, B, params, choice, stream);
+  check_gated(params, D, kWhere, "params");
+  launch(kWhere, D, A, B, params, choice, stream, {{params.gated, "params.gated"}});
 }
 
 void rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
                  const RopeRotateParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::rope_rotate";
-  require_even_n(D, kWhere);
-  require_aligned(params.positions, kWhere, "params.positions", 4);
-  require_aligned(params.frequencies, kWhere, "params.frequencies", 8);
-  launch(kWhere, D, A, B, params, choice, stream);
+  check_rope(params, D, kWhere, "params");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.positions, "params.positions"}, {params.frequencies, "params.frequencies"}});
+}
+
+void rstd_swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const RstdSwiGluPairsParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::rstd_swiglu_pairs";
+  check_rstd(params.rstd, D, kWhere, "params.rstd");
+  check_gated(params.gated, D, kWhere, "params.gated");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+          {params.gated.gated, "params.gated.gated"}});
+}
+
+void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
+                      const RstdRopeRotateParams& params, gemm::KernelChoice choice,
+                      cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::rstd_rope_rotate";
+  check_rstd(params.rstd, D, kWhere, "params.rstd");
+  check_rope(params.rope, D, kWhere, "params.rope");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+          {params.rope.positions, "params.rope.positions"},
+          {params.rope.frequencies, "params.rope.frequencies"}});
 }
 
 void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -160,20 +223,17 @@ void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorVie
   require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere, "params.packed_z");
   require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
                       "params.packed_dz");
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.packed_z, "params.packed_z"}, {params.packed_dz, "params.packed_dz"}});
 }
 
 void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,
                     cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::rstd_row_scale";
-  require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 4);
-  require(params.partial_tiles > 0 && params.partial_padded >= D.shape[0], kWhere,
-          "params.partial_tiles/partial_padded: need tiles > 0 and padded >= M; got " +
-              std::to_string(params.partial_tiles) + ", " + std::to_string(params.partial_padded));
-  require(params.width > 0, kWhere, "params.width: must be positive");
-  require(params.eps >= 0.0f, kWhere, "params.eps: must be non-negative");
-  launch(kWhere, D, A, B, params, choice, stream);
+  check_rstd(params, D, kWhere, "params");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.sumsq_partials, "params.sumsq_partials"}});
 }
 
 void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -196,7 +256,8 @@ void cross_entropy_partials(const TensorView& D, const TensorView& A, const Tens
   require(params.lse_padded == padded, kWhere,
           "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
               std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
-  launch(kWhere, D, A, B, params, choice, stream);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.lse_partials, "params.lse_partials"}, {params.targets, "params.targets"}, {params.target_logits, "params.target_logits"}});
 }
 
 }  // namespace coda::epilogue

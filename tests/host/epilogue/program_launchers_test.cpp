@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The example-program launchers reject bad input before touching CUDA, and the partial layouts.
+// The epilogue-program launchers reject bad input before touching CUDA, and the partial layouts.
 #include <gtest/gtest.h>
 
-#include "coda/epilogue/example_instances.hpp"
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "host/test_support.hpp"
 
@@ -15,7 +15,7 @@ using gemm::TileConfig;
 void* const kR = reinterpret_cast<void*>(0x50000);
 float* const kP = reinterpret_cast<float*>(0x60000);
 
-TEST(ExampleLaunchers, RejectBeforeLaunch) {
+TEST(ProgramLaunchers, RejectBeforeLaunch) {
   auto A = TensorView::matrix(testing::kFakeA, DType::kBF16, 64, 64);
   auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 32, 64);
   auto D = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 32);
@@ -42,16 +42,16 @@ TEST(ExampleLaunchers, RejectBeforeLaunch) {
             "coda::epilogue::row_scale: choice.config: no coop_128x256_1x2 instance");
   auto D32 = TensorView::matrix(testing::kFakeD, DType::kF32, 64, 32);
   EXPECT_EQ(error_of([&] { row_scale(D32, A, B, rs, coop); }),
-            "coda::epilogue::row_scale: D: the example programs write bf16 D");
+            "coda::epilogue::row_scale: D: the epilogue programs write bf16 D");
 
   BiasSiluColSumParams bs{kR, nullptr};
   EXPECT_EQ(error_of([&] { bias_silu_col_sum(D, A, B, bs, coop); }),
             "coda::epilogue::bias_silu_col_sum: params.col_partials: data pointer is null");
-  EXPECT_TRUE(has_example_instance(TileConfig::kPingpong128x128Cluster2x1));
-  EXPECT_FALSE(has_example_instance(TileConfig::kCoop256x128Cluster1x2));
+  EXPECT_TRUE(has_program_instance(TileConfig::kPingpong128x128Cluster2x1));
+  EXPECT_FALSE(has_program_instance(TileConfig::kCoop256x128Cluster1x2));
 }
 
-TEST(ExampleLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
+TEST(ProgramLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
   auto A = TensorView::matrix(testing::kFakeA, DType::kBF16, 64, 64);
   auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 32, 64);
   auto D = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 32);

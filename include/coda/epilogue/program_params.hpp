@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Runtime inputs and outputs of the example epilogue programs (host-visible; the programs
-// themselves are in example_programs.hpp). Pointers are device pointers; strides in elements.
+// Runtime inputs and outputs of the compiled epilogue programs (host-visible; the programs
+// themselves are in programs.hpp). Pointers are device pointers; strides in elements.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +70,16 @@ struct RstdRowScaleParams {
   std::int64_t partial_padded = 0;
   int width = 0;  // features normalised
   float eps = 0.0f;
+};
+// Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → gated   (RMSNorm + SwiGLU)
+struct RstdSwiGluPairsParams {
+  RstdRowScaleParams rstd;
+  SwiGluPairsParams gated;
+};
+// D = RoPE(rstd[m] · acc)   (RMSNorm + RoPE)
+struct RstdRopeRotateParams {
+  RstdRowScaleParams rstd;
+  RopeRotateParams rope;
 };
 // D += acc by TMA reduce-add (residual-gradient accumulation)
 struct ResidualAccumulateParams {};

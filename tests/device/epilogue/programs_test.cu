@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The example programs (include/coda/epilogue/example_programs.hpp) composed with the fixed
+// The example programs (include/coda/epilogue/programs.hpp) composed with the fixed
 // mainloop, on ragged shapes (M, N not multiples of the tile, N odd), in a Cooperative and a
 // Pingpong config, against their host twins in float64 with the numerics contract (DESIGN.md §5).
 // Every output is NaN-poisoned first; row padding past the last 16-byte unit must stay untouched.
@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "coda/epilogue/example_instances.hpp"
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "device/device_buffer.hpp"
+#include "device/device_matrix.hpp"
 #include "device/gemm_oracle.hpp"
 #include "reference/bf16.hpp"
 #include "reference/epilogue.hpp"
@@ -26,70 +27,13 @@ namespace {
 using gemm::TileConfig;
 using ref::Matrix;
 using testing::DeviceBuffer;
-
-constexpr std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-// A bf16 matrix in device memory with a padded row stride (padding NaN).
-struct DeviceMatrix {
-  DeviceBuffer buffer;
-  int rows, cols;
-  std::int64_t ld;
-  TensorView view() const { return TensorView::matrix(buffer.get(), DType::kBF16, rows, cols, ld); }
-};
-
-DeviceMatrix upload(const Matrix& x) {
-  const std::int64_t ld = round_up(x.cols, 8) + 8;
-  std::vector<std::uint16_t> host(std::size_t(x.rows) * ld, 0xFFFF);
-  for (int r = 0; r < x.rows; ++r)
-    for (int c = 0; c < x.cols; ++c) host[r * ld + c] = ref::float_to_bf16_bits(float(x(r, c)));
-  DeviceMatrix d{DeviceBuffer(host.size() * 2), x.rows, x.cols, ld};
-  d.buffer.upload(host);
-  return d;
-}
-
-DeviceMatrix output(int rows, int cols) {
-  const std::int64_t ld = round_up(cols, 8) + 8;
-  DeviceMatrix d{DeviceBuffer(std::size_t(rows) * ld * 2), rows, cols, ld};
-  d.buffer.poison();
-  return d;
-}
-
-// The values, and whether anything past the 16-byte unit holding the last column was written.
-Matrix download(const DeviceMatrix& d, bool* padding_untouched) {
-  auto host = d.buffer.download<std::uint16_t>();
-  Matrix x(d.rows, d.cols);
-  *padding_untouched = true;
-  for (int r = 0; r < d.rows; ++r)
-    for (std::int64_t c = 0; c < d.ld; ++c) {
-      if (c < d.cols) x(r, c) = ref::bf16_bits_to_float(host[r * d.ld + c]);
-      else if (c >= round_up(d.cols, 8) && host[r * d.ld + c] != 0xFFFF) *padding_untouched = false;
-    }
-  return x;
-}
-
-Matrix to_matrix(const std::vector<float>& v, int rows, int cols) {
-  Matrix x(rows, cols);
-  for (std::size_t i = 0; i < v.size(); ++i) x.v[i] = v[i];
-  return x;
-}
-
-// The contract on one output: max |out − ref| ≤ 2 · max |framework − ref| + 1e-6, all finite.
-::testing::AssertionResult meets_contract(const std::vector<double>& out,
-                                          const std::vector<double>& ref,
-                                          const std::vector<double>& framework, const char* what) {
-  double fw = 0.0, worst = 0.0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    fw = std::max(fw, std::abs(framework[i] - ref[i]));
-    double err = std::isfinite(out[i]) ? std::abs(out[i] - ref[i]) : INFINITY;
-    if (err > worst) worst = err, at = i;
-  }
-  const double tolerance = 2 * fw + 1e-6;
-  if (worst <= tolerance) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": worst at " << at << ": got " << out[at]
-                                       << ", ref " << ref[at] << ", |err| " << worst
-                                       << " > tolerance " << tolerance;
-}
+using testing::DeviceMatrix;
+using testing::download;
+using testing::meets_contract;
+using testing::output;
+using testing::round_up;
+using testing::to_matrix;
+using testing::upload;
 
 // The valid region (tiles × count) of a partial buffer, as doubles.
 std::vector<double> valid_partials(const std::vector<float>& buffer, PartialLayout layout, int count) {

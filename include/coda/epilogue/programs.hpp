@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs composed from the primitives, each reading like its math. They are the
-// worked examples of docs/epilogue.md, the programs of tests/device/epilogue/ and of
-// `coda-bench epilogue`. Device-side (CUTLASS).
+// Epilogue programs composed from the primitives, each reading like its math: what the ops
+// (include/coda/ops/) run, the worked examples of docs/epilogue.md, the programs of
+// tests/device/epilogue/ and of `coda-bench epilogue`. Device-side (CUTLASS).
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
@@ -12,7 +12,7 @@
 #include "coda/epilogue/broadcast.hpp"
 #include "coda/epilogue/composition.hpp"
 #include "coda/epilogue/elementwise.hpp"
-#include "coda/epilogue/example_params.hpp"
+#include "coda/epilogue/program_params.hpp"
 #include "coda/epilogue/gated.hpp"
 #include "coda/epilogue/online_lse.hpp"
 #include "coda/epilogue/packed_pair.hpp"
@@ -107,6 +107,10 @@ struct RowSumSquares {
   }
 };
 
+inline RowRstdArguments row_rstd_args(const RstdRowScaleParams& p) {
+  return {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
+}
+
 // D = Z = acc;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width gated output
 struct SwiGluPairs {
   using Params = SwiGluPairsParams;
@@ -163,7 +167,33 @@ struct RstdRowScale {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0 = {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
+    a.op_0 = row_rstd_args(p);
+  }
+};
+
+// Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width output (RMSNorm → SwiGLU)
+struct RstdSwiGluPairs {
+  using Params = RstdSwiGluPairsParams;
+  template <class Ctx>
+  using Callbacks = GatedPairStore<SiluGate, Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    SwiGluPairs::fill(a, p.gated);
+  }
+};
+
+// D = RoPE(rstd[m] · acc) (RMSNorm → fused QKV projection → RoPE)
+struct RstdRopeRotate {
+  using Params = RstdRopeRotateParams;
+  template <class Ctx>
+  using Callbacks = RopePairs<Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    RopeRotate::fill(a, p.rope);
   }
 };
 

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Launchers for the compiled example programs (forward layout, bf16 D): validate the GEMM
+// Launchers for the compiled epilogue programs (forward layout, bf16 D): validate the GEMM
 // operands like coda::gemm::gemm, then run the program's kernel for `config`.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include "coda/epilogue/example_params.hpp"
+#include "coda/epilogue/program_params.hpp"
 #include "coda/gemm/config.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::epilogue {
 
-// The configs the examples are compiled for (scripts/instances.py).
-bool has_example_instance(gemm::TileConfig config);
+// The configs the programs are compiled for (scripts/instances.py).
+bool has_program_instance(gemm::TileConfig config);
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice,
@@ -53,5 +53,12 @@ void residual_accumulate(const TensorView& D, const TensorView& A, const TensorV
 void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
                             const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
                             cudaStream_t stream = nullptr);
+
+void rstd_swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const RstdSwiGluPairsParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream = nullptr);
+void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
+                      const RstdRopeRotateParams& params, gemm::KernelChoice choice,
+                      cudaStream_t stream = nullptr);
 
 }  // namespace coda::epilogue

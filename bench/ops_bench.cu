@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `coda-bench ops`: the forward ops (include/coda/ops/) against the cuBLAS GEMM of the same shape
+// (the speed of light) and CODA's plain GEMM, in the same process, interleaved rounds. Shapes: the
+// Llama-3 1B/8B/70B projections each op replaces at M tokens, and the paper's square shapes
+// sq2048/sq4096/sq8192 (M = N = K).
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "coda/gemm/choose_config.hpp"
+#include "coda/gemm/gemm.hpp"
+#include "coda/ops/linear_norm.hpp"
+#include "coda/ops/linear_rope.hpp"
+#include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/norm_stats.hpp"
+#include "coda/ops/weights.hpp"
+#include "gemm_bench.hpp"
+#include "rounds.hpp"
+#include "timing.hpp"
+
+namespace coda::bench {
+
+namespace {
+
+struct Model {
+  std::string name;
+  int hidden, q_heads, kv_heads, head_dim, ffn;
+};
+
+TensorView matrix(const DeviceAlloc& a, std::int64_t rows, std::int64_t cols) {
+  return TensorView::matrix(a.get(), DType::kBF16, rows, cols);
+}
+TensorView vector_view(const DeviceAlloc& a, std::int64_t n, DType t) {
+  TensorView v;
+  v.data = a.get();
+  v.dtype = t;
+  v.rank = 1;
+  v.shape[0] = n;
+  v.stride[0] = 1;
+  return v;
+}
+
+struct Row {
+  std::string name, shape;
+  int m, n, k;
+  double ms, cublas_ms, plain_ms, over_cublas;
+};
+
+// One op at one GEMM shape: the op, cuBLAS and the plain GEMM, interleaved.
+Row measure(const std::string& op, const std::string& shape_name, int m, int n, int k,
+            const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream) {
+  const GemmShape shape{shape_name, op, "fwd", gemm::OperandLayout::kAkBk, m, n, k};
+  OperandSets ops(shape, 256u << 20);
+  const std::size_t mn = std::size_t(m) * n;
+  DeviceAlloc extra(mn * 2), residual(mn * 2), weight(std::size_t(n) * 2),
+      stats_buf(ops::norm_stats_floats(m, std::max(n, k)) * 4), positions(std::size_t(m) * 4),
+      freq(std::size_t(n) * 4);
+  if (model.q_heads > 0) {
+    const std::vector<float> t =
+        ops::rope_frequencies(model.q_heads, model.kv_heads, model.head_dim, 500000.0);
+    check_cuda(cudaMemcpy(freq.get(), t.data(), t.size() * 4, cudaMemcpyHostToDevice), "freq");
+  }
+  // Statistics of a K-wide producer for the rmsnorm consumers (as a block would leave them).
+  ops::RowNormStats stats{stats_buf.get<float>(), ops::norm_stats_floats(m, std::max(n, k))};
+  stats.layout = epilogue::per_row_partial_layout(gemm::TileConfig::kCoop128x256Cluster2x1, m, k);
+  stats.width = k;
+  ops::RowNormStats produced = stats;
+  gemm::GemmOptions plain;
+  plain.choice = gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, m, n, k);
+  const auto pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
+
+  std::function<void(int)> run;
+  if (op == "linear_residual_rms")
+    run = [&](int i) {
+      ops::linear_residual_rms(ops.d(i), matrix(extra, m, n), produced, ops.a(i), ops.b(i),
+                               matrix(residual, m, n), vector_view(weight, n, DType::kBF16), stream);
+    };
+  else if (op == "linear_rmsnorm")
+    run = [&](int i) { ops::linear_rmsnorm(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, stream); };
+  else if (op == "linear_swiglu")
+    run = [&](int i) { ops::linear_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stream); };
+  else if (op == "linear_rmsnorm_swiglu")
+    run = [&](int i) {
+      ops::linear_rmsnorm_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats, 1e-5f, stream);
+    };
+  else if (op == "linear_rope")
+    run = [&](int i) { ops::linear_rope(ops.d(i), ops.a(i), ops.b(i), pos, fr, stream); };
+  else
+    run = [&](int i) {
+      ops::linear_rmsnorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, stream);
+    };
+
+  const std::vector<Timed> v = {
+      {"cublas", [&](int i) { ops.cublas_gemm(handle, i); }},
+      {"plain", [&](int i) { gemm::gemm(ops.d(i), ops.a(i), ops.b(i), plain, stream); }},
+      {op, run}};
+  std::vector<std::vector<double>> all;
+  interleaved_rounds(v, ops.count(), 1, 2, stream, &all);  // warm-up
+  const int reps = std::max(2, std::min(10, int(40.0 / std::max(median(all[0]), 0.01))));
+  auto per_round = interleaved_rounds(v, ops.count(), args.rounds, reps, stream, &all);
+  Row r{op, shape_name, m, n, k, median(all[2]), median(all[0]), median(all[1]),
+        median_ratio(per_round[2], per_round[0])};
+  std::printf("%-22s %-7s %6d×%6d×%6d  %.3f ms  cuBLAS %.3f  plain %.3f  ×cuBLAS %.3f\n",
+              r.name.c_str(), r.shape.c_str(), m, n, k, r.ms, r.cublas_ms, r.plain_ms, r.over_cublas);
+  std::fflush(stdout);
+  return r;
+}
+
+bool selected(const std::string& list, const std::string& name) {
+  return list == "all" || ("," + list + ",").find("," + name + ",") != std::string::npos;
+}
+
+}  // namespace
+
+int run_ops_bench(const BenchArgs& args) {
+  cudaStream_t stream;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  cublasHandle_t handle;
+  check_cublas(cublasCreate(&handle), "cublasCreate");
+  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+  DeviceAlloc cublas_ws(32u << 20);
+  check_cublas(cublasSetWorkspace(handle, cublas_ws.get(), 32u << 20), "cublasSetWorkspace");
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "props");
+  std::printf("coda-bench ops (forward) on %s, %d rounds\n", prop.name, args.rounds);
+
+  const Model models[] = {{"1B", 2048, 32, 8, 64, 8192},
+                          {"8B", 4096, 32, 8, 128, 14336},
+                          {"70B", 8192, 64, 8, 128, 28672}};
+  const int m = args.tokens;
+  std::vector<Row> rows;
+  for (const Model& md : models) {
+    if (!selected(args.models, md.name)) continue;
+    const int qkv = (md.q_heads + 2 * md.kv_heads) * md.head_dim;
+    rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream));
+    rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream));
+    rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
+    rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
+    rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream));
+    rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream));
+  }
+  for (int s : {2048, 4096, 8192}) {
+    const std::string name = "sq" + std::to_string(s);
+    if (!selected(args.models, name)) continue;
+    const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
+    for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
+                           "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope"})
+      rows.push_back(measure(op, name, s, s, s, sq, args, handle, stream));
+  }
+
+  if (!args.json.empty()) {
+    std::ofstream f(args.json);
+    f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date
+      << "\",\n  \"gpu\": \"" << prop.name << "\",\n  \"command\": \"" << args.command
+      << "\",\n  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"mnk\": [" << r.m
+        << ", " << r.n << ", " << r.k << "], \"coda_ms\": " << r.ms
+        << ", \"baseline\": {\"cublas_gemm\": " << r.cublas_ms << ", \"coda_plain_gemm\": "
+        << r.plain_ms << "}, \"ratio_over_cublas\": " << r.over_cublas << "}"
+        << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    f << "  ]\n}\n";
+  }
+  std::printf("\n| op | shape | M×N×K | ms | cuBLAS ms | plain ms | × cuBLAS |\n"
+              "| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %d×%d×%d | %.3f | %.3f | %.3f | %.3f |\n", r.name.c_str(),
+                r.shape.c_str(), r.m, r.n, r.k, r.ms, r.cublas_ms, r.plain_ms, r.over_cublas);
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
+}  // namespace coda::bench

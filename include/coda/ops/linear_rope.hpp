@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fused QKV projection with RoPE in the epilogue (coda-anchor §2.4), rotated in place: only the
+// rotated QKV is stored. Pairs are adjacent columns (2j, 2j+1) within each head; for a model with
+// the rotate-half convention (Hugging Face Llama), permute W_q's and W_k's rows per head first
+// (rope_interleave_rows in weights.hpp). With θ = 2π · positions[m] · f[j]:
+//   (q[2j], q[2j+1]) ← (q[2j] cos θ − q[2j+1] sin θ,  q[2j] sin θ + q[2j+1] cos θ)
+//   QKV = RoPE(A · W_qkvᵀ)                     linear_rope
+//   QKV = RoPE(rstd ⊙ (H · W_qkvᵀ))            linear_rmsnorm_rope (H, stats: linear_norm.hpp)
+// positions: [M] int32, one per token (per-document positions for packed sequences, < 2^24).
+// frequencies: [N] fp32 as N/2 (hi, lo) pairs in turns per position, 0 for V columns
+// (rope_frequencies in weights.hpp builds it). Host-visible.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "coda/ops/norm_stats.hpp"
+#include "coda/tensor.hpp"
+
+namespace coda::ops {
+
+void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
+                 const TensorView& positions, const TensorView& frequencies,
+                 cudaStream_t stream = nullptr);
+
+void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
+                         const RowNormStats& stats, float eps, const TensorView& positions,
+                         const TensorView& frequencies, cudaStream_t stream = nullptr);
+
+}  // namespace coda::ops

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "reference/llama.hpp"
+
+#include <cmath>
+
+#include "reference/bf16.hpp"
+
+namespace coda::ref {
+
+Matrix linear(const Matrix& x, const Matrix& w) {
+  Matrix y(x.rows, w.rows);
+  for (int m = 0; m < x.rows; ++m)
+    for (int n = 0; n < w.rows; ++n) {
+      double s = 0.0;
+      for (int k = 0; k < x.cols; ++k) s += x(m, k) * w(n, k);
+      y(m, n) = s;
+    }
+  return y;
+}
+
+Matrix permute_rows(const Matrix& w, const std::vector<std::int64_t>& rows) {
+  Matrix out(static_cast<int>(rows.size()), w.cols);
+  for (int r = 0; r < out.rows; ++r)
+    for (int c = 0; c < w.cols; ++c) out(r, c) = w(static_cast<int>(rows[r]), c);
+  return out;
+}
+
+Matrix permute_cols(const Matrix& x, const std::vector<std::int64_t>& cols) {
+  Matrix out(x.rows, static_cast<int>(cols.size()));
+  for (int r = 0; r < x.rows; ++r)
+    for (int c = 0; c < out.cols; ++c) out(r, c) = x(r, static_cast<int>(cols[c]));
+  return out;
+}
+
+std::vector<double> rstd_of(const Matrix& x, double eps) {
+  std::vector<double> r(x.rows);
+  for (int m = 0; m < x.rows; ++m) {
+    double s = 0.0;
+    for (int n = 0; n < x.cols; ++n) s += x(m, n) * x(m, n);
+    r[m] = 1.0 / std::sqrt(s / x.cols + eps);
+  }
+  return r;
+}
+
+Matrix rms_norm(const Matrix& x, const std::vector<double>& w, double eps) {
+  return mul_per_col(mul_per_row(x, rstd_of(x, eps)), w);
+}
+
+Matrix rms_norm_framework(const Matrix& x, const std::vector<double>& w, double eps) {
+  std::vector<double> r(x.rows);
+  for (int m = 0; m < x.rows; ++m) {
+    float s = 0.0f;  // fp32 statistics of the bf16 input
+    for (int n = 0; n < x.cols; ++n) s += float(x(m, n)) * float(x(m, n));
+    r[m] = 1.0f / std::sqrt(s / float(x.cols) + float(eps));
+  }
+  return round_to_bf16(mul_per_col(round_to_bf16(mul_per_row(x, r)), w));
+}
+
+Matrix silu_mul(const Matrix& gate, const Matrix& up) {
+  Matrix y(gate.rows, gate.cols);
+  for (std::size_t i = 0; i < y.v.size(); ++i)
+    y.v[i] = gate.v[i] / (1.0 + std::exp(-gate.v[i])) * up.v[i];
+  return y;
+}
+
+Matrix hadamard(const Matrix& a, const Matrix& b) {
+  Matrix y(a.rows, a.cols);
+  for (std::size_t i = 0; i < y.v.size(); ++i) y.v[i] = a.v[i] * b.v[i];
+  return y;
+}
+
+Matrix rope_rotate_half(const Matrix& x, const std::vector<std::int64_t>& positions,
+                        const std::vector<double>& inv_freq, int rotated_heads, int head_dim) {
+  Matrix y = x;
+  const int half = head_dim / 2;
+  for (int m = 0; m < x.rows; ++m)
+    for (int h = 0; h < rotated_heads; ++h)
+      for (int i = 0; i < half; ++i) {
+        const double theta = double(positions[m]) * inv_freq[i];
+        const double c = std::cos(theta), s = std::sin(theta);
+        const int a = h * head_dim + i, b = a + half;
+        y(m, a) = x(m, a) * c - x(m, b) * s;
+        y(m, b) = x(m, b) * c + x(m, a) * s;
+      }
+  return y;
+}
+
+}  // namespace coda::ref

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The *standard* Llama-3 forward pieces in float64 (what Hugging Face computes), independent of
+// CODA's rewrites: the fused ops are tested against these, and the host tests check that the
+// rewritten algebra (deferred norm, interleaved gate/up, adjacent-pair RoPE) equals them.
+// `*_framework` variants round every intermediate to bf16 where a bf16 model stores it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/epilogue.hpp"
+
+namespace coda::ref {
+
+// Y = X · Wᵀ in float64 (X: M × K, W: N × K).
+Matrix linear(const Matrix& x, const Matrix& w);
+// Rows of w reordered: out[r] = w[rows[r]]; columns of x reordered likewise.
+Matrix permute_rows(const Matrix& w, const std::vector<std::int64_t>& rows);
+Matrix permute_cols(const Matrix& x, const std::vector<std::int64_t>& cols);
+
+// RMSNorm: x · rsqrt(mean(x²) + eps) · w.
+Matrix rms_norm(const Matrix& x, const std::vector<double>& w, double eps);
+// Hugging Face's bf16 LlamaRMSNorm: statistics of x in fp32, normalised x rounded to bf16, then
+// times w rounded to bf16.
+Matrix rms_norm_framework(const Matrix& x, const std::vector<double>& w, double eps);
+// rsqrt(mean(x²) + eps) per row.
+std::vector<double> rstd_of(const Matrix& x, double eps);
+
+// silu(gate) ⊙ up, and the plain element-wise product.
+Matrix silu_mul(const Matrix& gate, const Matrix& up);
+Matrix hadamard(const Matrix& a, const Matrix& b);
+
+// Hugging Face rotate-half RoPE on the first `rotated_heads` heads of width hd of x (columns
+// beyond pass through): for i < hd/2, with θ = positions[m] · inv_freq[i],
+// (x_i, x_{i+hd/2}) → (x_i cos θ − x_{i+hd/2} sin θ, x_{i+hd/2} cos θ + x_i sin θ).
+Matrix rope_rotate_half(const Matrix& x, const std::vector<std::int64_t>& positions,
+                        const std::vector<double>& inv_freq, int rotated_heads, int head_dim);
+
+}  // namespace coda::ref

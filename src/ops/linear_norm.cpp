@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "coda/ops/linear_norm.hpp"
+
+#include "coda/epilogue/program_launchers.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+// A [M, K] and W [N, K]: the GEMM's shape (the GEMM launcher checks them in full).
+struct Mnk {
+  std::int64_t m, n, k;
+};
+Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name, const TensorView& W) {
+  check.not_null(A, a_name);
+  check.rank_is(A, a_name, 2);
+  check.not_null(W, "W");
+  check.rank_is(W, "W", 2);
+  return {A.shape[0], W.shape[0], A.shape[1]};
+}
+}  // namespace
+
+void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats& stats,
+                         const TensorView& A, const TensorView& W, const TensorView& R,
+                         const TensorView& norm_weight, cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_residual_rms");
+  const Mnk s = gemm_shape(check, A, "A", W);
+  detail::require_bf16_matrix(check, X, "X", s.m, s.n, A.device);
+  detail::require_bf16_matrix(check, H, "H", s.m, s.n, A.device);
+  detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
+  detail::require_vector(check, norm_weight, "norm_weight", s.n, DType::kBF16, A.device);
+  detail::require_stats_buffer(check, stats, s.m, s.n);
+  const gemm::KernelChoice choice = detail::program_choice(int(s.m), int(s.n), int(s.k));
+  epilogue::ResidualRmsParams p;
+  p.residual = R.data;
+  p.residual_stride = R.stride[0];
+  p.norm_weight = norm_weight.data;
+  p.normed = H.data;
+  p.normed_stride = H.stride[0];
+  p.sumsq_partials = stats.partials;
+  epilogue::residual_rms(X, A, W, p, choice, stream);
+  stats.layout = epilogue::per_row_partial_layout(choice.config, int(s.m), int(s.n));
+  stats.width = int(s.n);
+}
+
+void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& W,
+                    const RowNormStats& stats, float eps, cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_rmsnorm");
+  const Mnk s = gemm_shape(check, H, "H", W);
+  detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
+  detail::require_filled_stats(check, stats, s.m);
+  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps),
+                           detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+}
+
+}  // namespace coda::ops

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "coda/ops/linear_rope.hpp"
+
+#include "coda/epilogue/program_launchers.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+struct Shape {
+  std::int64_t m, n, k;
+};
+Shape check_rope(const ArgCheck& check, const TensorView& QKV, const TensorView& A,
+                 const char* a_name, const TensorView& W, const TensorView& positions,
+                 const TensorView& frequencies) {
+  check.not_null(A, a_name);
+  check.rank_is(A, a_name, 2);
+  check.not_null(W, "W_qkv");
+  check.rank_is(W, "W_qkv", 2);
+  const Shape s{A.shape[0], W.shape[0], A.shape[1]};
+  if (s.n % 2 != 0)
+    check.fail("W_qkv: needs an even number of rows (RoPE pairs); got " + std::to_string(s.n));
+  detail::require_bf16_matrix(check, QKV, "QKV", s.m, s.n, A.device);
+  detail::require_vector(check, positions, "positions", s.m, DType::kI32, A.device);
+  detail::require_vector(check, frequencies, "frequencies", s.n, DType::kF32, A.device);
+  return s;
+}
+epilogue::RopeRotateParams rope_params(const TensorView& positions, const TensorView& frequencies) {
+  return {static_cast<const std::int32_t*>(positions.data),
+          static_cast<const epilogue::RopeFrequency*>(frequencies.data)};
+}
+}  // namespace
+
+void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
+                 const TensorView& positions, const TensorView& frequencies, cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_rope");
+  const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
+  epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies),
+                        detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+}
+
+void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
+                         const RowNormStats& stats, float eps, const TensorView& positions,
+                         const TensorView& frequencies, cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_rmsnorm_rope");
+  const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
+  detail::require_filled_stats(check, stats, s.m);
+  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  epilogue::rstd_rope_rotate(QKV, H, W_qkv,
+                             {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
+                             detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+}
+
+}  // namespace coda::ops

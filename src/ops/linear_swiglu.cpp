@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "coda/ops/linear_swiglu.hpp"
+
+#include "coda/epilogue/program_launchers.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+struct Shape {
+  std::int64_t m, n, k;  // n = 2F
+};
+Shape check_swiglu(const ArgCheck& check, const TensorView& Z, const TensorView& Y,
+                   const TensorView& A, const char* a_name, const TensorView& W) {
+  check.not_null(A, a_name);
+  check.rank_is(A, a_name, 2);
+  check.not_null(W, "W_gate_up");
+  check.rank_is(W, "W_gate_up", 2);
+  const Shape s{A.shape[0], W.shape[0], A.shape[1]};
+  if (s.n % 2 != 0)
+    check.fail("W_gate_up: needs an even number of rows (gate/up interleaved); got " +
+               std::to_string(s.n));
+  detail::require_bf16_matrix(check, Z, "Z", s.m, s.n, A.device);
+  detail::require_bf16_matrix(check, Y, "Y", s.m, s.n / 2, A.device);
+  return s;
+}
+}  // namespace
+
+void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A,
+                   const TensorView& W_gate_up, cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_swiglu");
+  const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
+  epilogue::swiglu_pairs(Z, A, W_gate_up, {Y.data, Y.stride[0]},
+                         detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+}
+
+void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& H,
+                           const TensorView& W_gate_up, const RowNormStats& stats, float eps,
+                           cudaStream_t stream) {
+  const ArgCheck check("coda::ops::linear_rmsnorm_swiglu");
+  const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
+  detail::require_filled_stats(check, stats, s.m);
+  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, {detail::rstd_params(stats, eps), {Y.data, Y.stride[0]}},
+                              detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+}
+
+}  // namespace coda::ops

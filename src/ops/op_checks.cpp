@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "op_checks.hpp"
+
+#include <string>
+
+#include "coda/gemm/choose_config.hpp"
+
+namespace coda::ops::detail {
+
+void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char* name,
+                         std::int64_t rows, std::int64_t cols, int device) {
+  check.not_null(t, name);
+  check.dtype_in(t, name, {DType::kBF16});
+  check.rank_is(t, name, 2);
+  check.dim_is(t, name, 0, rows, "M");
+  check.dim_is(t, name, 1, cols, "N");
+  check.fits_int32_indexing(t, name);
+  if (t.stride[1] != 1)
+    check.fail(std::string(name) + ": rows must be contiguous (stride 1 along the last dim); got " +
+               describe_shape(t));
+  check.tma_compatible(t, name);
+  check.same_device(t, name, device);
+}
+
+void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
+                    std::int64_t length, DType dtype, int device) {
+  check.not_null(t, name);
+  check.dtype_in(t, name, {dtype});
+  check.rank_is(t, name, 1);
+  check.dim_is(t, name, 0, length, "the matching dim");
+  if (t.stride[0] != 1) check.fail(std::string(name) + ": must be contiguous");
+  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
+    check.fail(std::string(name) + ": must be 16-byte aligned");
+  check.same_device(t, name, device);
+}
+
+void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
+                          std::int64_t n) {
+  if (stats.partials == nullptr) check.fail("stats.partials: data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(stats.partials) % 16 != 0)
+    check.fail("stats.partials: must be 16-byte aligned");
+  const std::int64_t need = norm_stats_floats(m, n);
+  if (stats.capacity < need)
+    check.fail("stats.capacity: needs norm_stats_floats(M, N) = " + std::to_string(need) +
+               " floats; got " + std::to_string(stats.capacity));
+}
+
+void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m) {
+  if (stats.partials == nullptr) check.fail("stats.partials: data pointer is null");
+  if (stats.width <= 0 || stats.layout.tiles <= 0)
+    check.fail("stats: not filled by a producer (width and layout are unset)");
+  if (stats.layout.padded < m)
+    check.fail("stats: produced for " + std::to_string(stats.layout.padded) +
+               " rows at most, but this op has M = " + std::to_string(m));
+  if (stats.layout.floats() > stats.capacity)
+    check.fail("stats: layout exceeds the buffer's capacity");
+}
+
+epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps) {
+  return {stats.partials, stats.layout.tiles, stats.layout.padded, stats.width, eps};
+}
+
+gemm::KernelChoice program_choice(int m, int n, int k) {
+  gemm::KernelChoice c =
+      gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, m, n, k);
+  c.config = c.config == gemm::TileConfig::kPingpong128x128Cluster2x1
+                 ? gemm::TileConfig::kPingpong128x128Cluster2x1
+                 : gemm::TileConfig::kCoop128x256Cluster2x1;
+  c.decomposition = gemm::Decomposition::kHeuristic;
+  return c;
+}
+
+}  // namespace coda::ops::detail

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Argument checks shared by the op launchers (src/ops/), on top of coda::ArgCheck, and the kernel
+// choice for an op's GEMM. Internal.
+#pragma once
+
+#include <cstdint>
+
+#include "coda/epilogue/program_launchers.hpp"
+#include "coda/gemm/config.hpp"
+#include "coda/ops/norm_stats.hpp"
+#include "coda/tensor.hpp"
+
+namespace coda::ops::detail {
+
+// A rows × cols bf16 matrix with contiguous rows that TMA can read or write.
+void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char* name,
+                         std::int64_t rows, std::int64_t cols, int device);
+// A contiguous vector of `length` elements of `dtype`, 16-byte aligned.
+void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
+                    std::int64_t length, DType dtype, int device);
+// A stats buffer big enough for an m × n producer.
+void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
+                          std::int64_t n);
+// A stats object a producer has filled, for a consumer of m rows.
+void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m);
+// The rstd source of a consumer's epilogue.
+epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
+
+// The tuned kernel for the forward GEMM m × n × k (gemm::choose_kernel), mapped onto the configs
+// the epilogue programs are compiled for (Pingpong stays Pingpong, every Cooperative config
+// becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
+gemm::KernelChoice program_choice(int m, int n, int k);
+
+}  // namespace coda::ops::detail

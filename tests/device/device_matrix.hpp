@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Device-test helpers for bf16 matrices: upload with NaN row padding, NaN-poisoned outputs,
+// download with a check that nothing past the last 16-byte unit of a row was written, and the
+// numerics contract of DESIGN.md §5 on one output.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "coda/tensor.hpp"
+#include "device/device_buffer.hpp"
+#include "reference/bf16.hpp"
+#include "reference/epilogue.hpp"
+
+namespace coda::testing {
+
+constexpr std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+// A bf16 matrix in device memory with a padded row stride (padding NaN).
+struct DeviceMatrix {
+  DeviceBuffer buffer;
+  int rows, cols;
+  std::int64_t ld;
+  TensorView view() const { return TensorView::matrix(buffer.get(), DType::kBF16, rows, cols, ld); }
+};
+
+inline DeviceMatrix upload(const ref::Matrix& x) {
+  const std::int64_t ld = round_up(x.cols, 8) + 8;
+  std::vector<std::uint16_t> host(std::size_t(x.rows) * ld, 0xFFFF);
+  for (int r = 0; r < x.rows; ++r)
+    for (int c = 0; c < x.cols; ++c) host[r * ld + c] = ref::float_to_bf16_bits(float(x(r, c)));
+  DeviceMatrix d{DeviceBuffer(host.size() * 2), x.rows, x.cols, ld};
+  d.buffer.upload(host);
+  return d;
+}
+
+inline DeviceMatrix output(int rows, int cols) {
+  const std::int64_t ld = round_up(cols, 8) + 8;
+  DeviceMatrix d{DeviceBuffer(std::size_t(rows) * ld * 2), rows, cols, ld};
+  d.buffer.poison();
+  return d;
+}
+
+// The values, and whether anything past the 16-byte unit holding the last column was written.
+inline ref::Matrix download(const DeviceMatrix& d, bool* padding_untouched) {
+  auto host = d.buffer.download<std::uint16_t>();
+  ref::Matrix x(d.rows, d.cols);
+  *padding_untouched = true;
+  for (int r = 0; r < d.rows; ++r)
+    for (std::int64_t c = 0; c < d.ld; ++c) {
+      if (c < d.cols) x(r, c) = ref::bf16_bits_to_float(host[r * d.ld + c]);
+      else if (c >= round_up(d.cols, 8) && host[r * d.ld + c] != 0xFFFF) *padding_untouched = false;
+    }
+  return x;
+}
+
+inline ref::Matrix to_matrix(const std::vector<float>& v, int rows, int cols) {
+  ref::Matrix x(rows, cols);
+  for (std::size_t i = 0; i < v.size(); ++i) x.v[i] = v[i];
+  return x;
+}
+
+// The contract on one output: max |out − ref| ≤ 2 · max |framework − ref| + 1e-6, all finite.
+inline ::testing::AssertionResult meets_contract(const std::vector<double>& out,
+                                                const std::vector<double>& ref,
+                                                const std::vector<double>& framework,
+                                                const char* what) {
+  double fw = 0.0, worst = 0.0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    fw = std::max(fw, std::abs(framework[i] - ref[i]));
+    double err = std::isfinite(out[i]) ? std::abs(out[i] - ref[i]) : INFINITY;
+    if (err > worst) worst = err, at = i;
+  }
+  const double tolerance = 2 * fw + 1e-6;
+  if (worst <= tolerance) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": worst at " << at << ": got " << out[at]
+                                       << ", ref " << ref[at] << ", |err| " << worst
+                                       << " > tolerance " << tolerance;
+}
+
+}  // namespace coda::testing

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The forward ops against the float64 *standard* Llama computation (reference/llama.hpp: Hugging
+// Face's RMSNorm, separate gate/up, rotate-half RoPE), with weights converted by weights.hpp,
+// under the numerics contract (DESIGN.md §5); the framework model rounds every intermediate to
+// bf16 where a bf16 model stores it. Ragged and Llama-1B widths, M = 1 … 1000, fresh seeds,
+// poisoned outputs. The float64 GEMMs run on the GPU (gemm_ref64) with fp32-rounded inputs where
+// the input is a float64 intermediate (relative 6e-8, far below the bf16 tolerances).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coda/ops/linear_norm.hpp"
+#include "coda/ops/linear_rope.hpp"
+#include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/norm_stats.hpp"
+#include "coda/ops/weights.hpp"
+#include "device/device_buffer.hpp"
+#include "device/device_matrix.hpp"
+#include "device/gemm_oracle.hpp"
+#include "reference/bf16.hpp"
+#include "reference/llama.hpp"
+
+namespace coda::ops {
+namespace {
+
+using ref::Matrix;
+using testing::DeviceBuffer;
+using testing::DeviceMatrix;
+using testing::download;
+using testing::meets_contract;
+using testing::output;
+using testing::upload;
+
+constexpr double kEps = 1e-5;
+
+Matrix random_bf16(int rows, int cols, std::mt19937_64& rng, double stddev) {
+  return testing::to_matrix(testing::random_bf16_matrix(rows, cols, rng, float(stddev)), rows, cols);
+}
+
+std::vector<float> as_floats(const Matrix& x) { return std::vector<float>(x.v.begin(), x.v.end()); }
+
+// x · wᵀ in float64 on the GPU.
+Matrix linear64(const Matrix& x, const Matrix& w) {
+  Matrix y(x.rows, w.rows);
+  y.v = testing::gemm_ref64(x.rows, w.rows, x.cols, as_floats(x), as_floats(w));
+  return y;
+}
+// x · wᵀ as a bf16 framework computes it (cuBLAS, fp32 accumulation, bf16 out).
+Matrix linear_framework(const Matrix& x, const Matrix& w) {
+  auto f = testing::gemm_cublas_f32(x.rows, w.rows, x.cols, as_floats(x), as_floats(w));
+  Matrix y(x.rows, w.rows);
+  for (std::size_t i = 0; i < f.size(); ++i) y.v[i] = ref::round_to_bf16(f[i]);
+  return y;
+}
+
+TensorView vector_view(const DeviceBuffer& b, std::int64_t n, DType t) {
+  TensorView v;
+  v.data = b.get();
+  v.dtype = t;
+  v.rank = 1;
+  v.shape[0] = n;
+  v.stride[0] = 1;
+  return v;
+}
+
+DeviceBuffer upload_bf16_vector(const std::vector<double>& v) {
+  std::vector<std::uint16_t> bits(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) bits[i] = ref::float_to_bf16_bits(float(v[i]));
+  DeviceBuffer b(bits.size() * 2);
+  b.upload(bits);
+  return b;
+}
+
+std::vector<double> random_norm_weight(int n, std::mt19937_64& rng) {
+  std::vector<double> w(n);
+  for (double& x : w) x = ref::round_to_bf16(std::normal_distribution<double>(1.0, 0.2)(rng));
+  return w;
+}
+
+struct ChainShape {
+  int m, hidden, attn, ffn, next;  // X: m × hidden; A: m × attn; W_gu: 2·ffn × hidden
+};
+
+// X = A·W_oᵀ + R (→ H, stats);  RMSNorm(X)·W_nextᵀ;  SwiGLU(RMSNorm(X)·[W_g; W_u]ᵀ).
+TEST(ForwardOps, NormChainAgainstStandardForward) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.NormChainAgainstStandardForward"));
+  const ChainShape shapes[] = {{1, 520, 776, 260, 1000}, {199, 2048, 2048, 8192, 2048},
+                               {1000, 520, 776, 260, 1000}};
+  for (const ChainShape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hidden " + std::to_string(s.hidden));
+    const Matrix a = random_bf16(s.m, s.attn, rng, 1.0), w_o = random_bf16(s.hidden, s.attn, rng, 0.03);
+    const Matrix r = random_bf16(s.m, s.hidden, rng, 1.0);
+    const std::vector<double> gamma = random_norm_weight(s.hidden, rng);
+    const Matrix w_next = random_bf16(s.next, s.hidden, rng, 0.03);
+    const Matrix w_gate = random_bf16(s.ffn, s.hidden, rng, 0.03), w_up = random_bf16(s.ffn, s.hidden, rng, 0.03);
+    Matrix w_cat(2 * s.ffn, s.hidden);
+    for (int i = 0; i < s.ffn * s.hidden; ++i) {
+      w_cat.v[i] = w_gate.v[i];
+      w_cat.v[s.ffn * s.hidden + i] = w_up.v[i];
+    }
+    const Matrix w_gu = ref::permute_rows(w_cat, gate_up_interleave_rows(s.ffn));
+
+    // Standard forward, float64, and as a bf16 framework runs it.
+    const Matrix x64 = ref::add(linear64(a, w_o), r);
+    const Matrix n64 = ref::rms_norm(x64, gamma, kEps);
+    const Matrix d64 = linear64(n64, w_next), z64 = linear64(n64, w_gu);
+    const Matrix y64 = ref::silu_mul(linear64(n64, w_gate), linear64(n64, w_up));
+    const Matrix x_fw = ref::round_to_bf16(ref::add(linear_framework(a, w_o), r));
+    const Matrix n_fw = ref::rms_norm_framework(x_fw, gamma, kEps);
+    const Matrix d_fw = linear_framework(n_fw, w_next), z_fw = linear_framework(n_fw, w_gu);
+    // Hugging Face: act_fn(gate_proj(x)) * up_proj(x), each op rounding to bf16.
+    const Matrix y_fw = ref::round_to_bf16(ref::hadamard(
+        ref::round_to_bf16(ref::silu(linear_framework(n_fw, w_gate))), linear_framework(n_fw, w_up)));
+
+    DeviceMatrix d_a = upload(a), d_wo = upload(w_o), d_r = upload(r), d_wn = upload(w_next),
+                 d_wgu = upload(w_gu);
+    DeviceBuffer d_gamma = upload_bf16_vector(gamma);
+    DeviceMatrix x = output(s.m, s.hidden), h = output(s.m, s.hidden), d = output(s.m, s.next),
+                 z = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
+    DeviceBuffer partials(norm_stats_floats(s.m, s.hidden) * 4);
+    partials.poison();
+    RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
+    linear_residual_rms(x.view(), h.view(), stats, d_a.view(), d_wo.view(), d_r.view(),
+                        vector_view(d_gamma, s.hidden, DType::kBF16));
+    linear_rmsnorm(d.view(), h.view(), d_wn.view(), stats, float(kEps));
+    linear_rmsnorm_swiglu(z.view(), y.view(), h.view(), d_wgu.view(), stats, float(kEps));
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+    bool pad[5];
+    EXPECT_TRUE(meets_contract(download(x, &pad[0]).v, x64.v, x_fw.v, "X = A·W_oᵀ + R"));
+    EXPECT_TRUE(meets_contract(download(h, &pad[1]).v, ref::mul_per_col(x64, gamma).v,
+                               ref::round_to_bf16(ref::mul_per_col(x_fw, gamma)).v, "H = X ⊙ w"));
+    EXPECT_TRUE(meets_contract(download(d, &pad[2]).v, d64.v, d_fw.v, "RMSNorm(X)·W_nextᵀ"));
+    EXPECT_TRUE(meets_contract(download(z, &pad[3]).v, z64.v, z_fw.v, "Z = RMSNorm(X)·W_guᵀ"));
+    EXPECT_TRUE(meets_contract(download(y, &pad[4]).v, y64.v, y_fw.v, "Y = SwiGLU"));
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+  }
+}
+
+// RMSNorm (first block: rms_norm_stats) → fused QKV → RoPE, against Hugging Face's rotate-half
+// RoPE with GQA, positions past 100k with per-document resets; and linear_rope / linear_swiglu.
+TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.RopeAndSwiGluAgainstStandardForward"));
+  struct RopeShape { int m, hidden, q_heads, kv_heads, hd; };
+  const RopeShape shapes[] = {{1, 2048, 32, 8, 64}, {199, 520, 4, 2, 128}, {1000, 2048, 32, 8, 64}};
+  for (const RopeShape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd));
+    const int rotated_heads = s.q_heads + s.kv_heads, n = (s.q_heads + 2 * s.kv_heads) * s.hd;
+    const Matrix x = random_bf16(s.m, s.hidden, rng, 1.0), w_qkv = random_bf16(n, s.hidden, rng, 0.03);
+    const std::vector<double> gamma = random_norm_weight(s.hidden, rng);
+    std::vector<std::int64_t> pos(s.m);
+    std::uniform_int_distribution<std::int64_t> start(100000, 1000000);
+    for (int m = 0, p = int(start(rng)); m < s.m; ++m, ++p) {
+      if (m % 300 == 299) p = 0;
+      pos[m] = p;
+    }
+    std::vector<std::int64_t> rows = rope_interleave_rows(rotated_heads, s.hd);
+    for (int r = rotated_heads * s.hd; r < n; ++r) rows.push_back(r);
+    const Matrix w_perm = ref::permute_rows(w_qkv, rows);
+    const std::vector<double> inv = rope_inverse_frequencies(s.hd, 500000.0);
+    const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 500000.0);
+
+    // Standard: HF RMSNorm → q/k/v projection → rotate-half RoPE; compared in our column order.
+    const Matrix q64 = ref::permute_cols(
+        ref::rope_rotate_half(linear64(ref::rms_norm(x, gamma, kEps), w_qkv), pos, inv, rotated_heads, s.hd), rows);
+    const Matrix q_fw = ref::permute_cols(ref::round_to_bf16(ref::rope_rotate_half(
+        linear_framework(ref::rms_norm_framework(x, gamma, kEps), w_qkv), pos, inv, rotated_heads, s.hd)), rows);
+    const Matrix plain64 = ref::permute_cols(ref::rope_rotate_half(linear64(x, w_qkv), pos, inv, rotated_heads, s.hd), rows);
+    const Matrix plain_fw = ref::permute_cols(ref::round_to_bf16(ref::rope_rotate_half(
+        linear_framework(x, w_qkv), pos, inv, rotated_heads, s.hd)), rows);
+
+    DeviceMatrix d_x = upload(x), d_w = upload(w_perm), h = output(s.m, s.hidden),
+                 qkv = output(s.m, n), qkv_plain = output(s.m, n);
+    DeviceBuffer d_gamma = upload_bf16_vector(gamma), d_pos(s.m * 4), d_freq(table.size() * 4);
+    d_pos.upload(std::vector<std::int32_t>(pos.begin(), pos.end()));
+    d_freq.upload(table);
+    DeviceBuffer partials(norm_stats_floats(s.m, s.hidden) * 4);
+    partials.poison();
+    RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
+    rms_norm_stats(h.view(), stats, d_x.view(), vector_view(d_gamma, s.hidden, DType::kBF16));
+    linear_rmsnorm_rope(qkv.view(), h.view(), d_w.view(), stats, float(kEps),
+                        vector_view(d_pos, s.m, DType::kI32), vector_view(d_freq, n, DType::kF32));
+    linear_rope(qkv_plain.view(), d_x.view(), d_w.view(), vector_view(d_pos, s.m, DType::kI32),
+                vector_view(d_freq, n, DType::kF32));
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    bool pad[3];
+    EXPECT_TRUE(meets_contract(download(h, &pad[0]).v, ref::mul_per_col(x, gamma).v,
+                               ref::round_to_bf16(ref::mul_per_col(x, gamma)).v, "H = X ⊙ w"));
+    EXPECT_TRUE(meets_contract(download(qkv, &pad[1]).v, q64.v, q_fw.v, "RoPE(RMSNorm(X)·W_qkvᵀ)"));
+    EXPECT_TRUE(meets_contract(download(qkv_plain, &pad[2]).v, plain64.v, plain_fw.v, "RoPE(X·W_qkvᵀ)"));
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+
+    // linear_swiglu on the same input, F = n / 2 (an interleaved weight, standard halves).
+    const int ffn = n / 2;
+    const Matrix w_gate = random_bf16(ffn, s.hidden, rng, 0.03), w_up = random_bf16(ffn, s.hidden, rng, 0.03);
+    Matrix w_cat(2 * ffn, s.hidden);
+    for (int i = 0; i < ffn * s.hidden; ++i) {
+      w_cat.v[i] = w_gate.v[i];
+      w_cat.v[ffn * s.hidden + i] = w_up.v[i];
+    }
+    DeviceMatrix d_wgu = upload(ref::permute_rows(w_cat, gate_up_interleave_rows(ffn)));
+    DeviceMatrix z = output(s.m, n), y = output(s.m, ffn);
+    linear_swiglu(z.view(), y.view(), d_x.view(), d_wgu.view());
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    const Matrix y64 = ref::silu_mul(linear64(x, w_gate), linear64(x, w_up));
+    const Matrix y_fw = ref::round_to_bf16(ref::hadamard(
+        ref::round_to_bf16(ref::silu(linear_framework(x, w_gate))), linear_framework(x, w_up)));
+    bool ypad = false;
+    EXPECT_TRUE(meets_contract(download(y, &ypad).v, y64.v, y_fw.v, "Y = SwiGLU(X)"));
+    EXPECT_TRUE(ypad);
+  }
+}
+
+}  // namespace
+}  // namespace coda::ops

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The forward ops reject bad input with a message naming the argument, before touching CUDA.
+#include <gtest/gtest.h>
+
+#include "coda/ops/linear_norm.hpp"
+#include "coda/ops/linear_rope.hpp"
+#include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/norm_stats.hpp"
+#include "host/test_support.hpp"
+
+namespace coda::ops {
+namespace {
+
+using coda::testing::error_of;
+
+TensorView bf16(std::uintptr_t at, std::int64_t rows, std::int64_t cols) {
+  return TensorView::matrix(reinterpret_cast<void*>(at), DType::kBF16, rows, cols);
+}
+TensorView vec(std::uintptr_t at, std::int64_t n, DType t) {
+  TensorView v;
+  v.data = reinterpret_cast<void*>(at);
+  v.dtype = t;
+  v.rank = 1;
+  v.shape[0] = n;
+  v.stride[0] = 1;
+  return v;
+}
+
+TEST(OpsValidation, NormChain) {
+  const auto A = bf16(0x10000, 64, 128), W = bf16(0x20000, 256, 128);
+  const auto X = bf16(0x30000, 64, 256), H = bf16(0x40000, 64, 256), R = bf16(0x50000, 64, 256);
+  const auto w = vec(0x60000, 256, DType::kBF16);
+  RowNormStats stats{reinterpret_cast<float*>(0x70000), norm_stats_floats(64, 256)};
+  EXPECT_EQ(error_of([&] { linear_residual_rms(X, H, stats, A, W, bf16(0x50000, 64, 255), w); }),
+            "coda::ops::linear_residual_rms: R: dim 1 must equal N = 256; got bf16[64, 255] strides (255, 1)");
+  EXPECT_EQ(error_of([&] { linear_residual_rms(X, H, stats, A, W, R, vec(0x60000, 255, DType::kBF16)); }),
+            "coda::ops::linear_residual_rms: norm_weight: dim 0 must equal the matching dim = 256; got "
+            "bf16[255] strides (1)");
+  RowNormStats small{stats.partials, 10};
+  EXPECT_NE(error_of([&] { linear_residual_rms(X, H, small, A, W, R, w); }).find("stats.capacity: needs"),
+            std::string::npos);
+  EXPECT_EQ(stats.width, 0) << "nothing written on failure";
+
+  const auto D = bf16(0x30000, 64, 256);
+  EXPECT_EQ(error_of([&] { linear_rmsnorm(D, A, W, stats, 1e-5f); }),
+            "coda::ops::linear_rmsnorm: stats: not filled by a producer (width and layout are unset)");
+  RowNormStats filled = stats;
+  filled.layout = {2, 128};
+  filled.width = 256;
+  EXPECT_EQ(error_of([&] { linear_rmsnorm(D, A, W, filled, -1.0f); }),
+            "coda::ops::linear_rmsnorm: eps: must be non-negative");
+  EXPECT_EQ(error_of([&] { rms_norm_stats(H, stats, X, vec(0x60001, 256, DType::kBF16)); }),
+            "coda::ops::rms_norm_stats: norm_weight: must be 16-byte aligned");
+}
+
+TEST(OpsValidation, SwiGluAndRope) {
+  const auto A = bf16(0x10000, 64, 128), W = bf16(0x20000, 256, 128);
+  const auto Z = bf16(0x30000, 64, 256), Y = bf16(0x40000, 64, 128);
+  EXPECT_EQ(error_of([&] { linear_swiglu(Z, bf16(0x40000, 64, 256), A, W); }),
+            "coda::ops::linear_swiglu: Y: dim 1 must equal N = 128; got bf16[64, 256] strides (256, 1)");
+  EXPECT_EQ(error_of([&] { linear_swiglu(Z, Y, A, bf16(0x20000, 255, 128)); }),
+            "coda::ops::linear_swiglu: W_gate_up: needs an even number of rows (gate/up interleaved); got 255");
+  const auto pos = vec(0x50000, 64, DType::kI32), freq = vec(0x60000, 256, DType::kF32);
+  EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, vec(0x50000, 64, DType::kI64), freq); }),
+            "coda::ops::linear_rope: positions: dtype must be i32; got i64");
+  EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
+            "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
+            "strides (1)");
+}
+
+}  // namespace
+}  // namespace coda::ops
