@@ -59,7 +59,8 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   if (model.q_heads > 0) {
     const std::vector<float> t =
         ops::rope_frequencies(model.q_heads, model.kv_heads, model.head_dim, 500000.0);
-    check_cuda(cudaMemcpy(freq.get(), t.data(), t.size() * 4, cudaMemcpyHostToDevice), "freq");
+    if (t.size() == std::size_t(n))  // the QKV projections: the rope ops
+      check_cuda(cudaMemcpy(freq.get(), t.data(), t.size() * 4, cudaMemcpyHostToDevice), "freq");
   }
   // Statistics of a K-wide producer for the rmsnorm consumers (as a block would leave them).
   ops::RowNormStats stats{stats_buf.get<float>(), ops::norm_stats_floats(m, std::max(n, k))};

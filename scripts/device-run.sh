@@ -56,10 +56,20 @@ if [ "$mode" = all ] || [ "$mode" = epilogue ]; then
 fi
 if [ "$mode" = all ] || [ "$mode" = ops ]; then
   # shellcheck disable=SC2086
-  "$bin/coda-bench" ops --json "$out/ops_fwd.json" ${BENCH_ARGS:-} > "$out/bench_ops.log" 2>&1 \
+  "$bin/coda-bench" ops --json "$out/ops_fwd_coda.json" ${BENCH_ARGS:-} > "$out/bench_ops.log" 2>&1 \
     || status=1
-  sed -n '/^| op/,$p' "$out/bench_ops.log"
   grep -E "ERROR|coda-bench:" "$out/bench_ops.log" || true
+  # The unfused stock-PyTorch baselines in the same call, joined into ops_fwd.json.
+  if python3 -c "import torch" 2> /dev/null; then
+    # shellcheck disable=SC2086
+    python3 bench/torch_ops_fwd.py --json "$out/torch_ops_fwd.json" ${BENCH_ARGS:-} \
+      > "$out/torch_ops.log" 2>&1 || status=1
+    python3 scripts/merge_ops_json.py "$out/ops_fwd_coda.json" "$out/torch_ops_fwd.json" \
+      > "$out/ops_fwd.json" 2> "$out/ops_table.md" || status=1
+    cat "$out/ops_table.md"
+  else
+    sed -n '/^| op/,$p' "$out/bench_ops.log"
+  fi
 fi
 if [ "$mode" = tune ]; then
   # shellcheck disable=SC2086
