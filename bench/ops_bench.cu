@@ -69,6 +69,10 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   ops::RowNormStats produced = stats;
   gemm::GemmOptions plain;
   plain.choice = gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, m, n, k);
+  const std::size_t ws = gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), plain);
+  DeviceAlloc workspace(std::max<std::size_t>(ws, 16));  // stream-K partials
+  plain.workspace = ws ? workspace.get() : nullptr;
+  plain.workspace_bytes = ws;
   const auto pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
 
   std::function<void(int)> run;
