@@ -5,6 +5,7 @@
 //   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--rounds N] [--json results.json]
+//   coda-bench tune-ops [--models ...] [--rounds N] [--table-out op_table.inc]
 // CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,7 @@
 int main(int argc, char** argv) {
   using coda::bench::BenchArgs;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: coda-bench {gemm|tune|epilogue|ops} [options]\n");
+    std::fprintf(stderr, "usage: coda-bench {gemm|tune|epilogue|ops|tune-ops} [options]\n");
     return 2;
   }
   const std::string command = argv[1];
@@ -46,11 +47,12 @@ int main(int argc, char** argv) {
     if (command == "gemm") return coda::bench::run_gemm_bench(args);
     if (command == "tune") return coda::bench::run_tune(args);
     if (command == "epilogue") return coda::bench::run_epilogue_bench(args);
-    if (command == "ops") return coda::bench::run_ops_bench(args);
+    if (command == "ops") return coda::bench::run_ops_bench(args, false);
+    if (command == "tune-ops") return coda::bench::run_ops_bench(args, true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "coda-bench: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "coda-bench: unknown command %s (gemm, tune, epilogue, ops)\n", command.c_str());
+  std::fprintf(stderr, "coda-bench: unknown command %s (gemm, tune, epilogue, ops, tune-ops)\n", command.c_str());
   return 2;
 }

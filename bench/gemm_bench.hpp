@@ -18,6 +18,6 @@ struct BenchArgs {
 int run_gemm_bench(const BenchArgs& args);
 int run_tune(const BenchArgs& args);
 int run_epilogue_bench(const BenchArgs& args);
-int run_ops_bench(const BenchArgs& args);
+int run_ops_bench(const BenchArgs& args, bool tune);
 
 }  // namespace coda::bench

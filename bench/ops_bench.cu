@@ -48,8 +48,10 @@ struct Row {
 };
 
 // One op at one GEMM shape: the op, cuBLAS and the plain GEMM, interleaved.
+// With tune_out: instead, time every kernel candidate and append the best as an op_table.inc line.
 Row measure(const std::string& op, const std::string& shape_name, int m, int n, int k,
-            const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream) {
+            const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream,
+            std::string* tune_out = nullptr) {
   const GemmShape shape{shape_name, op, "fwd", gemm::OperandLayout::kAkBk, m, n, k};
   OperandSets ops(shape, 256u << 20);
   const std::size_t mn = std::size_t(m) * n;
@@ -75,26 +77,72 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   plain.workspace_bytes = ws;
   const auto pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
 
-  std::function<void(int)> run;
+  // The op on operand set i, with options (a forced kernel when tuning).
+  std::function<void(int, const ops::OpOptions&)> op_run;
   if (op == "linear_residual_rms")
-    run = [&](int i) {
+    op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_residual_rms(ops.d(i), matrix(extra, m, n), produced, ops.a(i), ops.b(i),
-                               matrix(residual, m, n), vector_view(weight, n, DType::kBF16), stream);
+                               matrix(residual, m, n), vector_view(weight, n, DType::kBF16), stream,
+                               o);
     };
   else if (op == "linear_rmsnorm")
-    run = [&](int i) { ops::linear_rmsnorm(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, stream); };
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rmsnorm(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, stream, o);
+    };
   else if (op == "linear_swiglu")
-    run = [&](int i) { ops::linear_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stream); };
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stream, o);
+    };
   else if (op == "linear_rmsnorm_swiglu")
-    run = [&](int i) {
-      ops::linear_rmsnorm_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats, 1e-5f, stream);
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rmsnorm_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats,
+                                 1e-5f, stream, o);
     };
   else if (op == "linear_rope")
-    run = [&](int i) { ops::linear_rope(ops.d(i), ops.a(i), ops.b(i), pos, fr, stream); };
-  else
-    run = [&](int i) {
-      ops::linear_rmsnorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, stream);
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rope(ops.d(i), ops.a(i), ops.b(i), pos, fr, stream, o);
     };
+  else
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rmsnorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, stream, o);
+    };
+  std::function<void(int)> run = [&](int i) { op_run(i, {}); };
+
+  if (tune_out != nullptr) {
+    // Every kernel the programs are compiled for × raster × swizzle, against cuBLAS.
+    std::vector<Timed> v = {{"cublas", [&](int i) { ops.cublas_gemm(handle, i); }}};
+    std::vector<gemm::KernelChoice> choices;
+    for (gemm::TileConfig c :
+         {gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1})
+      for (gemm::RasterOrder r : {gemm::RasterOrder::kAlongM, gemm::RasterOrder::kAlongN})
+        for (int sw : {1, 2, 4, 8}) {
+          choices.push_back({c, r, sw, gemm::Decomposition::kHeuristic});
+          const ops::OpOptions o{choices.back()};
+          v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
+        }
+    std::vector<std::vector<double>> all;
+    interleaved_rounds(v, ops.count(), 1, 1, stream, &all);  // warm-up
+    const int reps = std::max(1, std::min(6, int(20.0 / std::max(median(all[0]), 0.01))));
+    auto per_round = interleaved_rounds(v, ops.count(), args.rounds, reps, stream, &all);
+    std::size_t best = 1;
+    for (std::size_t i = 2; i < v.size(); ++i)
+      if (median(all[i]) < median(all[best])) best = i;
+    const gemm::KernelChoice& c = choices[best - 1];
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "{\"%s\", %d, %d, %d, {TileConfig::%s, RasterOrder::%s, %d, "
+                  "Decomposition::kHeuristic}},  // %s: %.3f x cuBLAS\n",
+                  op.c_str(), m, n, k,
+                  c.config == gemm::TileConfig::kPingpong128x128Cluster2x1
+                      ? "kPingpong128x128Cluster2x1"
+                      : "kCoop128x256Cluster2x1",
+                  c.raster == gemm::RasterOrder::kAlongM ? "kAlongM" : "kAlongN", c.swizzle,
+                  shape_name.c_str(), median_ratio(per_round[best], per_round[0]));
+    *tune_out += line;
+    std::printf("%s", line);
+    std::fflush(stdout);
+    return {};
+  }
 
   const std::vector<Timed> v = {
       {"cublas", [&](int i) { ops.cublas_gemm(handle, i); }},
@@ -118,7 +166,9 @@ bool selected(const std::string& list, const std::string& name) {
 
 }  // namespace
 
-int run_ops_bench(const BenchArgs& args) {
+int run_ops_bench(const BenchArgs& args, bool tune) {
+  std::string table;
+  std::string* tune_out = tune ? &table : nullptr;
   cudaStream_t stream;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   cublasHandle_t handle;
@@ -138,12 +188,12 @@ int run_ops_bench(const BenchArgs& args) {
   for (const Model& md : models) {
     if (!selected(args.models, md.name)) continue;
     const int qkv = (md.q_heads + 2 * md.kv_heads) * md.head_dim;
-    rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream));
-    rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream));
-    rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
-    rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
-    rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream));
-    rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream));
+    rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
   }
   for (int s : {2048, 4096, 8192}) {
     const std::string name = "sq" + std::to_string(s);
@@ -151,9 +201,20 @@ int run_ops_bench(const BenchArgs& args) {
     const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
                            "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope"})
-      rows.push_back(measure(op, name, s, s, s, sq, args, handle, stream));
+      rows.push_back(measure(op, name, s, s, s, sq, args, handle, stream, tune_out));
   }
 
+  if (tune) {
+    std::ofstream f(args.table_out);
+    f << "// Op × shape -> kernel table for the fused ops (program_choice in op_checks.cpp), written\n"
+         "// by `coda-bench tune-ops` on " << prop.name << " (" << args.date << ", commit "
+      << args.commit << "): every candidate in " << args.rounds << " interleaved rounds.\n"
+         "// {\"op\", M, N, K, {config, raster, swizzle, decomposition}},  // shape: × cuBLAS\n"
+      << table;
+    cublasDestroy(handle);
+    cudaStreamDestroy(stream);
+    return 0;
+  }
   if (!args.json.empty()) {
     std::ofstream f(args.json);
     f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date

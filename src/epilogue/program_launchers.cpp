@@ -14,9 +14,9 @@
 namespace coda::epilogue {
 
 namespace instances {
-#define CODA_EPILOGUE_INSTANCE(program, config, name)                                      \
-  void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, \
-            void*, cudaStream_t);
+#define CODA_EPILOGUE_INSTANCE(program, config, name)                                           \
+  void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
+            cudaStream_t);
 #include "../instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
 }  // namespace instances
@@ -29,9 +29,9 @@ using Launcher = void (*)(const gemm::GemmProblem&, const gemm::KernelChoice&, c
 
 template <class Params>
 Launcher<Params> find(gemm::TileConfig config) {
-#define CODA_EPILOGUE_INSTANCE(program, cfg, name)                    \
-  if constexpr (std::is_same_v<Params, program##Params>) {            \
-    if (config == gemm::TileConfig::cfg) return &instances::name;     \
+#define CODA_EPILOGUE_INSTANCE(program, cfg, name)                \
+  if constexpr (std::is_same_v<Params, program##Params>) {        \
+    if (config == gemm::TileConfig::cfg) return &instances::name; \
   }
 #include "../instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
@@ -44,13 +44,16 @@ void require_aligned(const void* p, const char* where, const char* name, std::si
           std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
 }
 
-// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte aligned.
+// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte
+// aligned.
 void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
                   const char* name) {
   require_aligned(p, where, name, 16);
   require(stride >= n && stride % 8 == 0, where,
-          std::string(name) + ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
-                              "for TMA); got " + std::to_string(stride));
+          std::string(name) +
+              ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
+              "for TMA); got " +
+              std::to_string(stride));
 }
 
 // A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N), read or written by TMA.
@@ -58,13 +61,16 @@ void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n, con
                          const char* name) {
   require_aligned(p, where, name, 16);
   require(stride >= n && stride % 4 == 0, where,
-          std::string(name) + ": row stride must be >= N and a multiple of 4 32-bit elements "
-                              "(16 bytes, for TMA); got " + std::to_string(stride));
+          std::string(name) +
+              ": row stride must be >= N and a multiple of 4 32-bit elements "
+              "(16 bytes, for TMA); got " +
+              std::to_string(stride));
 }
 
 void require_even_n(const TensorView& D, const char* where) {
-  require(D.shape[1] % 2 == 0, where,
-          "D: N must be even (the program works on column pairs); got " + std::to_string(D.shape[1]));
+  require(
+      D.shape[1] % 2 == 0, where,
+      "D: N must be even (the program works on column pairs); got " + std::to_string(D.shape[1]));
 }
 
 // The params' own device pointers (null ones are optional inputs, already checked where required).
@@ -104,7 +110,10 @@ void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
   require_tile(params.normed, params.normed_stride, D.shape[1], kWhere, "params.normed");
   require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
   launch(kWhere, D, A, B, params, choice, stream,
-         {{params.residual, "params.residual"}, {params.norm_weight, "params.norm_weight"}, {params.normed, "params.normed"}, {params.sumsq_partials, "params.sumsq_partials"}});
+         {{params.residual, "params.residual"},
+          {params.norm_weight, "params.norm_weight"},
+          {params.normed, "params.normed"},
+          {params.sumsq_partials, "params.sumsq_partials"}});
 }
 
 void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -135,8 +144,7 @@ void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::residual_add";
   require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.residual, "params.residual"}});
+  launch(kWhere, D, A, B, params, choice, stream, {{params.residual, "params.residual"}});
 }
 
 void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -220,7 +228,8 @@ void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorVie
                        const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_grad";
-  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere, "params.packed_z");
+  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere,
+                      "params.packed_z");
   require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
                       "params.packed_dz");
   launch(kWhere, D, A, B, params, choice, stream,
@@ -257,7 +266,9 @@ void cross_entropy_partials(const TensorView& D, const TensorView& A, const Tens
           "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
               std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
   launch(kWhere, D, A, B, params, choice, stream,
-         {{params.lse_partials, "params.lse_partials"}, {params.targets, "params.targets"}, {params.target_logits, "params.target_logits"}});
+         {{params.lse_partials, "params.lse_partials"},
+          {params.targets, "params.targets"},
+          {params.target_logits, "params.target_logits"}});
 }
 
 }  // namespace coda::epilogue

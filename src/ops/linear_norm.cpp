@@ -11,7 +11,8 @@ namespace {
 struct Mnk {
   std::int64_t m, n, k;
 };
-Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name, const TensorView& W) {
+Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name,
+               const TensorView& W) {
   check.not_null(A, a_name);
   check.rank_is(A, a_name, 2);
   check.not_null(W, "W");
@@ -22,7 +23,8 @@ Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name, c
 
 void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats& stats,
                          const TensorView& A, const TensorView& W, const TensorView& R,
-                         const TensorView& norm_weight, cudaStream_t stream) {
+                         const TensorView& norm_weight, cudaStream_t stream,
+                         const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_residual_rms");
   const Mnk s = gemm_shape(check, A, "A", W);
   detail::require_bf16_matrix(check, X, "X", s.m, s.n, A.device);
@@ -30,7 +32,8 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
   detail::require_vector(check, norm_weight, "norm_weight", s.n, DType::kBF16, A.device);
   detail::require_stats_buffer(check, stats, s.m, s.n);
-  const gemm::KernelChoice choice = detail::program_choice(int(s.m), int(s.n), int(s.k));
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_residual_rms", s.m, s.n, s.k, options);
   epilogue::ResidualRmsParams p;
   p.residual = R.data;
   p.residual_stride = R.stride[0];
@@ -44,14 +47,16 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
 }
 
 void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& W,
-                    const RowNormStats& stats, float eps, cudaStream_t stream) {
+                    const RowNormStats& stats, float eps, cudaStream_t stream,
+                    const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm");
   const Mnk s = gemm_shape(check, H, "H", W);
   detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
   detail::require_filled_stats(check, stats, s.m);
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
   epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps),
-                           detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+                           detail::program_choice(check, "linear_rmsnorm", s.m, s.n, s.k, options),
+                           stream);
 }
 
 }  // namespace coda::ops

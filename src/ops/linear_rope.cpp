@@ -32,23 +32,26 @@ epilogue::RopeRotateParams rope_params(const TensorView& positions, const Tensor
 }  // namespace
 
 void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
-                 const TensorView& positions, const TensorView& frequencies, cudaStream_t stream) {
+                 const TensorView& positions, const TensorView& frequencies, cudaStream_t stream,
+                 const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
   epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies),
-                        detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+                        detail::program_choice(check, "linear_rope", s.m, s.n, s.k, options),
+                        stream);
 }
 
 void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
                          const RowNormStats& stats, float eps, const TensorView& positions,
-                         const TensorView& frequencies, cudaStream_t stream) {
+                         const TensorView& frequencies, cudaStream_t stream,
+                         const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_rope");
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m);
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  epilogue::rstd_rope_rotate(QKV, H, W_qkv,
-                             {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
-                             detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+  epilogue::rstd_rope_rotate(
+      QKV, H, W_qkv, {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
+      detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options), stream);
 }
 
 }  // namespace coda::ops

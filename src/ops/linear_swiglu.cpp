@@ -27,22 +27,24 @@ Shape check_swiglu(const ArgCheck& check, const TensorView& Z, const TensorView&
 }  // namespace
 
 void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A,
-                   const TensorView& W_gate_up, cudaStream_t stream) {
+                   const TensorView& W_gate_up, cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_swiglu");
   const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
   epilogue::swiglu_pairs(Z, A, W_gate_up, {Y.data, Y.stride[0]},
-                         detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+                         detail::program_choice(check, "linear_swiglu", s.m, s.n, s.k, options),
+                         stream);
 }
 
 void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& H,
                            const TensorView& W_gate_up, const RowNormStats& stats, float eps,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_swiglu");
   const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
   detail::require_filled_stats(check, stats, s.m);
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, {detail::rstd_params(stats, eps), {Y.data, Y.stride[0]}},
-                              detail::program_choice(int(s.m), int(s.n), int(s.k)), stream);
+  epilogue::rstd_swiglu_pairs(
+      Z, H, W_gate_up, {detail::rstd_params(stats, eps), {Y.data, Y.stride[0]}},
+      detail::program_choice(check, "linear_rmsnorm_swiglu", s.m, s.n, s.k, options), stream);
 }
 
 }  // namespace coda::ops

@@ -60,13 +60,47 @@ epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps) {
   return {stats.partials, stats.layout.tiles, stats.layout.padded, stats.width, eps};
 }
 
-gemm::KernelChoice program_choice(int m, int n, int k) {
+namespace {
+
+struct OpTableEntry {
+  const char* op;
+  int m, n, k;
+  gemm::KernelChoice choice;
+};
+
+using gemm::Decomposition;
+using gemm::RasterOrder;
+using gemm::TileConfig;
+constexpr OpTableEntry kOpTable[] = {
+#include "op_table.inc"
+    {nullptr, 0, 0, 0, {}},  // end (the table may be empty)
+};
+
+bool is_program_config(gemm::TileConfig c) {
+  return c == TileConfig::kCoop128x256Cluster2x1 || c == TileConfig::kPingpong128x128Cluster2x1;
+}
+
+}  // namespace
+
+gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,
+                                  std::int64_t n, std::int64_t k, const OpOptions& options) {
+  if (options.choice) {
+    if (!is_program_config(options.choice->config))
+      check.fail(std::string("options.choice.config: the fused ops are compiled for "
+                             "coop_128x256_2x1 and pingpong_128x128_2x1; got ") +
+                 gemm::to_string(options.choice->config));
+    if (options.choice->decomposition == Decomposition::kStreamK)
+      check.fail("options.choice.decomposition: the fused ops do not run stream-K");
+    return *options.choice;
+  }
+  for (const OpTableEntry& e : kOpTable)
+    if (e.op != nullptr && std::string(e.op) == op && e.m == m && e.n == n && e.k == k)
+      return e.choice;
   gemm::KernelChoice c =
-      gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, m, n, k);
-  c.config = c.config == gemm::TileConfig::kPingpong128x128Cluster2x1
-                 ? gemm::TileConfig::kPingpong128x128Cluster2x1
-                 : gemm::TileConfig::kCoop128x256Cluster2x1;
-  c.decomposition = gemm::Decomposition::kHeuristic;
+      gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, int(m), int(n), int(k));
+  if (c.config != TileConfig::kPingpong128x128Cluster2x1)
+    c.config = TileConfig::kCoop128x256Cluster2x1;
+  c.decomposition = Decomposition::kHeuristic;
   return c;
 }
 

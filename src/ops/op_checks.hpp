@@ -8,6 +8,7 @@
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/config.hpp"
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops::detail {
@@ -26,9 +27,11 @@ void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std:
 // The rstd source of a consumer's epilogue.
 epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 
-// The tuned kernel for the forward GEMM m × n × k (gemm::choose_kernel), mapped onto the configs
-// the epilogue programs are compiled for (Pingpong stays Pingpong, every Cooperative config
-// becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
-gemm::KernelChoice program_choice(int m, int n, int k);
+// The kernel for op `op` at m × n × k: options.choice if set (checked: a config the programs are
+// compiled for), else the op's tuned table (op_table.inc), else the plain GEMM's choice
+// (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
+// Cooperative config becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
+gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,
+                                  std::int64_t n, std::int64_t k, const OpOptions& options);
 
 }  // namespace coda::ops::detail

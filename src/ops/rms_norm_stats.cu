@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The first block's norm: H = X ⊙ w and Σx² per row, one warp per row (memory-bound).
-#include "coda/ops/norm_stats.hpp"
+#include <cuda_bf16.h>
 
 #include <string>
 
-#include <cuda_bf16.h>
-
 #include "coda/device_check.hpp"
+#include "coda/ops/norm_stats.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
 

@@ -30,13 +30,18 @@ struct RegisterNode {
   using Params = Arguments_;
 
   template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
+  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args,
+                                                  void*) {
     return args;
   }
   template <class ProblemShape>
-  static bool can_implement(ProblemShape const&, Arguments const&) { return true; }
+  static bool can_implement(ProblemShape const&, Arguments const&) {
+    return true;
+  }
   template <class ProblemShape>
-  static std::size_t get_workspace_size(ProblemShape const&, Arguments const&) { return 0; }
+  static std::size_t get_workspace_size(ProblemShape const&, Arguments const&) {
+    return 0;
+  }
   template <class ProblemShape>
   static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*,
                                               cudaStream_t, cutlass::CudaHostAdapter* = nullptr) {
@@ -75,9 +80,9 @@ struct FragmentCoords {
 template <class Args>
 CUTLASS_DEVICE auto fragment_coords(Args const& args) {
   auto [M, N, K, L] = args.problem_shape_mnkl;
-  return FragmentCoords<decltype(args.tCcD)>{args.tCcD, int(M) - int(cute::get<0>(args.residue_tCcD)),
-                                             int(N) - int(cute::get<1>(args.residue_tCcD)), int(M),
-                                             int(N)};
+  return FragmentCoords<decltype(args.tCcD)>{
+      args.tCcD, int(M) - int(cute::get<0>(args.residue_tCcD)),
+      int(N) - int(cute::get<1>(args.residue_tCcD)), int(M), int(N)};
 }
 
 // Registers shaped like the thread's accumulator partition with stride 0 along N: element

@@ -58,8 +58,14 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF run_max, RowF run_sum,
                                           RowF subtile_max, RowI target, RowCoords row_coords,
                                           int tile_n, Params const& params)
-        : coords(coords), run_max(run_max), run_sum(run_sum), subtile_max(subtile_max),
-          target(target), row_coords(row_coords), tile_n(tile_n), params(params) {}
+        : coords(coords),
+          run_max(run_max),
+          run_sum(run_sum),
+          subtile_max(subtile_max),
+          target(target),
+          row_coords(row_coords),
+          tile_n(tile_n),
+          params(params) {}
     Coords coords;
     RowF run_max, run_sum, subtile_max;  // per row (stride 0 along N)
     RowI target;                         // target column per row, −1: none
@@ -135,7 +141,8 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
           detail::combine_lse(max, sum, shuffle_xor(max, mask), shuffle_xor(sum, mask));
         int m = coords.m0 + int(cute::get<0>(row_coords(k)));
         if (quad_leader && m < coords.M)
-          params.lse_partials[tile_n * params.padded + m] = sum > 0.0f ? max + logf(sum) : -INFINITY;
+          params.lse_partials[tile_n * params.padded + m] =
+              sum > 0.0f ? max + logf(sum) : -INFINITY;
       }
     }
   };

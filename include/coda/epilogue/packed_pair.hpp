@@ -47,9 +47,12 @@ using SecondOfPairFn = UnpackBf16Fn<16>;
 
 template <class Ctx>
 using PackedPairLoad = TileLoad<Ctx, float>;
-template <class P> using PairFirst = Map<FirstOfPairFn, P>;
-template <class P> using PairSecond = Map<SecondOfPairFn, P>;
-template <class A, class B> using PackPair = Map<PackPairFn, A, B>;
+template <class P>
+using PairFirst = Map<FirstOfPairFn, P>;
+template <class P>
+using PairSecond = Map<SecondOfPairFn, P>;
+template <class A, class B>
+using PackPair = Map<PackPairFn, A, B>;
 template <class Ctx>
 using PackedPairStoreNode = TileStoreNode<Ctx, float>;
 template <class Ctx, class P>

@@ -25,7 +25,7 @@
 namespace coda::epilogue {
 
 struct RopePairsArguments {
-  const std::int32_t* positions = nullptr;   // [M]
+  const std::int32_t* positions = nullptr;     // [M]
   const RopeFrequency* frequencies = nullptr;  // [N / 2], one per column pair
 };
 
@@ -58,7 +58,8 @@ struct RopePairsNode : RegisterNode<RopePairsArguments> {
       for (int i = 0; i < F; i += 2) {
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
         float s = 0.0f, c = 1.0f;
-        if (m < coords.M && n < coords.N) rope_sincos(params.positions[m], params.frequencies[n / 2], s, c);
+        if (m < coords.M && n < coords.N)
+          rope_sincos(params.positions[m], params.frequencies[n / 2], s, c);
         float x0 = float(x[i]), x1 = float(x[i + 1]);
         y[i] = x0 * c - x1 * s;
         y[i + 1] = x0 * s + x1 * c;

@@ -35,7 +35,7 @@ struct RowRstd : RegisterNode<RowRstdArguments> {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Rows rows, RowCoords row_coords, int m0, int M,
                                           Params const& params)
         : rows(rows), row_coords(row_coords), m0(m0), M(M), params(params) {}
-    Rows rows;            // rstd per row, stride 0 along N
+    Rows rows;             // rstd per row, stride 0 along N
     RowCoords row_coords;  // relative coordinates of the unique rows
     int m0, M;
     Params const& params;
@@ -67,8 +67,8 @@ struct RowRstd : RegisterNode<RowRstdArguments> {
     auto rows = make_row_registers<float, ReferenceSrc>(args);
     auto row_coords = unique_row_coords(rows, args);
     auto coords = fragment_coords(args);
-    return ConsumerStoreCallbacks<decltype(rows), decltype(row_coords)>(rows, row_coords,
-                                                                       coords.m0, coords.M, params);
+    return ConsumerStoreCallbacks<decltype(rows), decltype(row_coords)>(rows, row_coords, coords.m0,
+                                                                        coords.M, params);
   }
 };
 

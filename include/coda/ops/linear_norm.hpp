@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops {
@@ -18,11 +19,13 @@ namespace coda::ops {
 // A: [M, K], W: [N, K], R: [M, N].
 void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats& stats,
                          const TensorView& A, const TensorView& W, const TensorView& R,
-                         const TensorView& norm_weight, cudaStream_t stream = nullptr);
+                         const TensorView& norm_weight, cudaStream_t stream = nullptr,
+                         const OpOptions& options = {});
 
 // D = RMSNorm(X) · Wᵀ computed as rstd[m] · (H · Wᵀ) with H = X ⊙ w and rstd from `stats`
 // (both from the producer of X). H: [M, K], W: [N, K], D: [M, N].
 void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& W,
-                    const RowNormStats& stats, float eps, cudaStream_t stream = nullptr);
+                    const RowNormStats& stats, float eps, cudaStream_t stream = nullptr,
+                    const OpOptions& options = {});
 
 }  // namespace coda::ops

@@ -14,16 +14,18 @@
 #include <cuda_runtime_api.h>
 
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops {
 
 void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
                  const TensorView& positions, const TensorView& frequencies,
-                 cudaStream_t stream = nullptr);
+                 cudaStream_t stream = nullptr, const OpOptions& options = {});
 
 void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
                          const RowNormStats& stats, float eps, const TensorView& positions,
-                         const TensorView& frequencies, cudaStream_t stream = nullptr);
+                         const TensorView& frequencies, cudaStream_t stream = nullptr,
+                         const OpOptions& options = {});
 
 }  // namespace coda::ops

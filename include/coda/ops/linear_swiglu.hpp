@@ -12,15 +12,17 @@
 #include <cuda_runtime_api.h>
 
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops {
 
 void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A,
-                   const TensorView& W_gate_up, cudaStream_t stream = nullptr);
+                   const TensorView& W_gate_up, cudaStream_t stream = nullptr,
+                   const OpOptions& options = {});
 
 void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& H,
                            const TensorView& W_gate_up, const RowNormStats& stats, float eps,
-                           cudaStream_t stream = nullptr);
+                           cudaStream_t stream = nullptr, const OpOptions& options = {});
 
 }  // namespace coda::ops

@@ -7,9 +7,9 @@
 // Host-visible.
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 #include "coda/epilogue/merge.hpp"
 #include "coda/tensor.hpp"
@@ -17,7 +17,7 @@
 namespace coda::ops {
 
 struct RowNormStats {
-  float* partials = nullptr;   // device buffer of `capacity` floats (norm_stats_floats)
+  float* partials = nullptr;  // device buffer of `capacity` floats (norm_stats_floats)
   std::int64_t capacity = 0;
   // Written by the producer: where each tile's partials are, and the number of features summed.
   epilogue::PartialLayout layout{};

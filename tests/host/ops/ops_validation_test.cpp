@@ -63,6 +63,11 @@ TEST(OpsValidation, SwiGluAndRope) {
   const auto pos = vec(0x50000, 64, DType::kI32), freq = vec(0x60000, 256, DType::kF32);
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, vec(0x50000, 64, DType::kI64), freq); }),
             "coda::ops::linear_rope: positions: dtype must be i32; got i64");
+  OpOptions forced;
+  forced.choice = gemm::KernelChoice{gemm::TileConfig::kCoop256x128Cluster1x2};
+  EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, freq, nullptr, forced); }),
+            "coda::ops::linear_rope: options.choice.config: the fused ops are compiled for "
+            "coop_128x256_2x1 and pingpong_128x128_2x1; got coop_256x128_1x2");
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
             "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
             "strides (1)");
