@@ -10,6 +10,7 @@
 
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
+#include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
@@ -76,6 +77,10 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   plain.workspace = ws ? workspace.get() : nullptr;
   plain.workspace_bytes = ws;
   const auto pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
+  // Cross-entropy: the loss, the lse, and its workspace (the targets are `positions`, all 0).
+  const bool ce_op = op == "linear_cross_entropy";
+  DeviceAlloc ce_loss(16), ce_lse(std::size_t(m) * 4),
+      ce_workspace(ce_op ? ops::linear_cross_entropy_workspace_bytes(m, n) : 16);
 
   // The op on operand set i, with options (a forced kernel when tuning).
   std::function<void(int, const ops::OpOptions&)> op_run;
@@ -97,6 +102,14 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_rmsnorm_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats,
                                  1e-5f, stream, o);
+    };
+  else if (op == "linear_cross_entropy")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::CrossEntropyOptions ce;  // mean over all tokens (targets 0: none ignored)
+      ops::linear_cross_entropy(vector_view(ce_loss, 1, DType::kF32),
+                                vector_view(ce_lse, m, DType::kF32), ops.a(i), ops.b(i),
+                                vector_view(positions, m, DType::kI32), ce, ce_workspace.get(),
+                                ops::linear_cross_entropy_workspace_bytes(m, n), stream, o);
     };
   else if (op == "linear_rope")
     op_run = [&](int i, const ops::OpOptions& o) {
@@ -194,6 +207,8 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_cross_entropy", md.name, m, 128256, md.hidden, md, args, handle,
+                           stream, tune_out));
   }
   for (int s : {2048, 4096, 8192}) {
     const std::string name = "sq" + std::to_string(s);

@@ -51,6 +51,8 @@ OPS = {
     "linear_rope": lambda t: rope(F.linear(t["a"], t["w"]), t["cos"], t["sin"], t["rot_heads"], t["hd"]),
     "linear_rmsnorm_rope": lambda t: rope(F.linear(rms(t["a"], t["gk"]), t["w"]), t["cos"], t["sin"],
                                           t["rot_heads"], t["hd"]),
+    # Hugging Face's loss: logits upcast to fp32, mean over tokens.
+    "linear_cross_entropy": lambda t: F.cross_entropy(F.linear(t["a"], t["w"]).float(), t["targets"]),
 }
 COMPILED = {name: torch.compile(fn, dynamic=True) for name, fn in OPS.items()}
 
@@ -67,12 +69,13 @@ def timed(fn, reps):
 
 
 def measure(op, shape, m, n, k, rot_heads, hd, rounds):
-    sets = max(2, min(8, (256 << 20) // (2 * (m * k + n * k + m * n))))
+    sets = max(1, min(8, (256 << 20) // (2 * (m * k + n * k + m * n))))
     ts = []
     for _ in range(sets):
         t = {"a": torch.randn(m, k, device=dev, dtype=dt), "w": torch.randn(n, k, device=dev, dtype=dt) / k**0.5,
              "r": torch.randn(m, n, device=dev, dtype=dt), "g": torch.rand(n, device=dev, dtype=dt) + 0.5,
-             "gk": torch.rand(k, device=dev, dtype=dt) + 0.5, "rot_heads": rot_heads, "hd": hd}
+             "gk": torch.rand(k, device=dev, dtype=dt) + 0.5, "rot_heads": rot_heads, "hd": hd,
+             "targets": torch.randint(0, n, (m,), device=dev)}
         pos = torch.arange(m, device=dev, dtype=torch.float32)
         inv = 500000.0 ** (-torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd)
         ang = torch.cat((pos[:, None] * inv, pos[:, None] * inv), dim=-1)
@@ -115,13 +118,14 @@ def main():
         m = a.tokens
         shapes = {"linear_residual_rms": (h, qh * hd), "linear_rmsnorm": (qkv, h),
                   "linear_swiglu": (2 * ffn, h), "linear_rmsnorm_swiglu": (2 * ffn, h),
-                  "linear_rope": (qkv, h), "linear_rmsnorm_rope": (qkv, h)}
+                  "linear_rope": (qkv, h), "linear_rmsnorm_rope": (qkv, h),
+                  "linear_cross_entropy": (128256, h)}
         for op, (n, k) in shapes.items():
             rows.append(measure(op, name, m, n, k, qh + kvh, hd, a.rounds))
     for s in (2048, 4096, 8192):
         name = f"sq{s}"
         if chosen(name):
-            for op in OPS:
+            for op in [o for o in OPS if o != "linear_cross_entropy"]:
                 rows.append(measure(op, name, s, s, s, s // 128 - 1, 128, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)

@@ -44,14 +44,18 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "SwiGluPairsGrad": "swiglu_pairs_grad", "RstdRowScale": "rstd_row_scale",
                      "ResidualAccumulate": "residual_accumulate",
                      "CrossEntropyPartials": "cross_entropy_partials",
-                     "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate"}
+                     "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate",
+                     "CrossEntropyLoss": "cross_entropy_loss"}
+# Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
+NO_D_PROGRAMS = {"CrossEntropyLoss"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 
 
 def epilogue_instances():
     for program, pname in EPILOGUE_PROGRAMS.items():
+        d = "void" if program in NO_D_PROGRAMS else "bf16"
         for config in EPILOGUE_CONFIGS:
-            yield f"epi_{pname}_akbk_bf16_{CONFIGS[config]}", program, config
+            yield f"epi_{pname}_akbk_{d}_{CONFIGS[config]}", program, config
 
 
 def epilogue_tu(name, program, config):
@@ -60,7 +64,8 @@ def epilogue_tu(name, program, config):
         + '#include "coda/epilogue/programs.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
-        + f"using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t,\n"
+        + f"using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, "
+        + ("void" if program in NO_D_PROGRAMS else "cutlass::bfloat16_t") + ",\n"
         + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
         + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
         + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"

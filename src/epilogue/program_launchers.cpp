@@ -79,21 +79,37 @@ struct ParamPointer {
   const char* name;
 };
 
+// Finds the program's kernel for choice.config and runs it on the validated problem `p`; D is
+// null for programs that store no D.
+template <class Params>
+void run_program(const char* where, const gemm::GemmProblem& p, const TensorView* D,
+                 const TensorView& A, const TensorView& B, const Params& params,
+                 gemm::KernelChoice choice, cudaStream_t stream,
+                 std::initializer_list<ParamPointer> param_pointers) {
+  require(p.layout == gemm::OperandLayout::kAkBk, where,
+          "A and B: the epilogue programs are compiled for K-major A and B (forward layout)");
+  Launcher<Params> run = find<Params>(choice.config);
+  require(run != nullptr, where,
+          std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
+  if (D != nullptr) {
+    require_gemm_operands_on_device(*D, A, B, where);
+  } else {
+    require_current_device(p.device, where, "A");
+    require_device_memory(A.data, p.device, where, "A");
+    require_device_memory(B.data, p.device, where, "B");
+  }
+  for (const ParamPointer& q : param_pointers)
+    if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name);
+  run(p, choice, params, nullptr, stream);
+}
+
 template <class Params>
 void launch(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
             const Params& params, gemm::KernelChoice choice, cudaStream_t stream,
             std::initializer_list<ParamPointer> param_pointers = {}) {
   gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, where);
-  require(p.layout == gemm::OperandLayout::kAkBk, where,
-          "A and B: the epilogue programs are compiled for K-major A and B (forward layout)");
   require(p.d_dtype == DType::kBF16, where, "D: the epilogue programs write bf16 D");
-  Launcher<Params> run = find<Params>(choice.config);
-  require(run != nullptr, where,
-          std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
-  require_gemm_operands_on_device(D, A, B, where);
-  for (const ParamPointer& q : param_pointers)
-    if (q.ptr != nullptr) require_device_memory(q.ptr, D.device, where, q.name);
-  run(p, choice, params, nullptr, stream);
+  run_program(where, p, &D, A, B, params, choice, stream, param_pointers);
 }
 
 }  // namespace
@@ -251,24 +267,44 @@ void residual_accumulate(const TensorView& D, const TensorView& A, const TensorV
   launch("coda::epilogue::residual_accumulate", D, A, B, params, choice, stream);
 }
 
+namespace {
+void check_cross_entropy(const CrossEntropyPartialsParams& params, const gemm::GemmProblem& problem,
+                         gemm::TileConfig config, const char* where) {
+  require_aligned(params.lse_partials, where, "params.lse_partials", 4);
+  if (params.targets != nullptr) {
+    require_aligned(params.targets, where, "params.targets", params.targets_int64 ? 8 : 4);
+    require_aligned(params.target_logits, where, "params.target_logits", 4);
+  }
+  const std::int64_t padded = per_row_partial_layout(config, problem.m, problem.n).padded;
+  require(params.lse_padded == padded, where,
+          "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
+              std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
+}
+}  // namespace
+
 void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
                             const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
                             cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::cross_entropy_partials";
   require_aligned(params.lse_partials, kWhere, "params.lse_partials", 4);
-  if (params.targets != nullptr) {
-    require_aligned(params.targets, kWhere, "params.targets", params.targets_int64 ? 8 : 4);
-    require_aligned(params.target_logits, kWhere, "params.target_logits", 4);
-  }
   const gemm::GemmProblem problem = gemm::make_gemm_problem(D, A, B, kWhere);  // valid M, N first
-  const std::int64_t padded = per_row_partial_layout(choice.config, problem.m, problem.n).padded;
-  require(params.lse_padded == padded, kWhere,
-          "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
-              std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
+  check_cross_entropy(params, problem, choice.config, kWhere);
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.lse_partials, "params.lse_partials"},
           {params.targets, "params.targets"},
           {params.target_logits, "params.target_logits"}});
+}
+
+void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
+                                 const CrossEntropyLossParams& params, gemm::KernelChoice choice,
+                                 cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::cross_entropy_loss_partials";
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
+  check_cross_entropy(params, problem, choice.config, kWhere);
+  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
+              {{params.lse_partials, "params.lse_partials"},
+               {params.targets, "params.targets"},
+               {params.target_logits, "params.target_logits"}});
 }
 
 }  // namespace coda::epilogue

@@ -3,6 +3,7 @@
 #include "coda/gemm/problem.hpp"
 
 #include <string>
+#include <utility>
 
 namespace coda::gemm {
 namespace {
@@ -53,11 +54,12 @@ void require_readable(const ArgCheck& check, const TensorView& t, const char* na
 
 }  // namespace
 
-GemmProblem make_gemm_problem(const TensorView& D, const TensorView& A, const TensorView& B,
-                              const char* where) {
-  ArgCheck check(where);
-  const std::pair<const TensorView*, const char*> operands[] = {{&D, "D"}, {&A, "A"}, {&B, "B"}};
-  for (auto [t, name] : operands) {
+namespace {
+
+// A and B against the mainloop (on `device`); the layout and A/B fields of the problem.
+GemmProblem check_operands(const ArgCheck& check, const TensorView& A, const TensorView& B,
+                           int device) {
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&A, "A"}, {&B, "B"}}) {
     check.not_null(*t, name);
     check.rank_is(*t, name, 2);
     check.dims_positive(*t, name);
@@ -65,36 +67,23 @@ GemmProblem make_gemm_problem(const TensorView& D, const TensorView& A, const Te
   }
   check.dtype_in(A, "A", {DType::kBF16});
   check.dtype_in(B, "B", {DType::kBF16});
-  check.dtype_in(D, "D", {DType::kBF16, DType::kF32});
   check.dim_is(B, "B", 1, A.shape[1], "K (A's dim 1)");
-  check.dim_is(D, "D", 0, A.shape[0], "M (A's dim 0)");
-  check.dim_is(D, "D", 1, B.shape[0], "N (B's dim 0)");
-  check.same_device(A, "A", D.device);
-  check.same_device(B, "B", D.device);
-  for (auto [t, name] : operands)
+  check.same_device(A, "A", device);
+  check.same_device(B, "B", device);
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&A, "A"}, {&B, "B"}})
     if (reinterpret_cast<std::uintptr_t>(t->data) % 16 != 0)
       check.fail(std::string(name) + ": data pointer must be 16-byte aligned (TMA)");
-
-  const Major a = read_major(A), b = read_major(B), d = read_major(D);
+  const Major a = read_major(A), b = read_major(B);
   require_readable(check, A, "A", a);
   require_readable(check, B, "B", b);
-  if (!d.inner_ok)
-    check.fail("D: must be row-major (unit column stride) with a row stride that is a multiple of " +
-               std::to_string(aligned_elems(D)) + " elements (16 bytes, for TMA); got " +
-               describe_shape(D));
-  if (D.shape[0] > 1 && d.inner_stride < D.shape[1])
-    check.fail("D: row stride must be at least N (rows must not overlap); got " + describe_shape(D));
 
   GemmProblem p;
   p.m = static_cast<int>(A.shape[0]);
   p.k = static_cast<int>(A.shape[1]);
   p.n = static_cast<int>(B.shape[0]);
-  p.d_dtype = D.dtype;
-  p.device = D.device;
+  p.device = device;
   p.a = A.data;
   p.b = B.data;
-  p.d = D.data;
-  p.d_stride = d.inner_stride;
   if (a.inner_ok && b.inner_ok) {
     p.layout = OperandLayout::kAkBk;
     p.a_stride = a.inner_stride;
@@ -113,6 +102,39 @@ GemmProblem make_gemm_problem(const TensorView& D, const TensorView& A, const Te
                describe_shape(B) + ")");
   }
   return p;
+}
+
+}  // namespace
+
+GemmProblem make_gemm_problem(const TensorView& D, const TensorView& A, const TensorView& B,
+                              const char* where) {
+  ArgCheck check(where);
+  check.not_null(D, "D");
+  check.rank_is(D, "D", 2);
+  check.dims_positive(D, "D");
+  check.fits_int32_indexing(D, "D");
+  GemmProblem p = check_operands(check, A, B, D.device);
+  check.dtype_in(D, "D", {DType::kBF16, DType::kF32});
+  check.dim_is(D, "D", 0, A.shape[0], "M (A's dim 0)");
+  check.dim_is(D, "D", 1, B.shape[0], "N (B's dim 0)");
+  if (reinterpret_cast<std::uintptr_t>(D.data) % 16 != 0)
+    check.fail("D: data pointer must be 16-byte aligned (TMA)");
+  const Major d = read_major(D);
+  if (!d.inner_ok)
+    check.fail("D: must be row-major (unit column stride) with a row stride that is a multiple of " +
+               std::to_string(aligned_elems(D)) + " elements (16 bytes, for TMA); got " +
+               describe_shape(D));
+  if (D.shape[0] > 1 && d.inner_stride < D.shape[1])
+    check.fail("D: row stride must be at least N (rows must not overlap); got " + describe_shape(D));
+  p.d_dtype = D.dtype;
+  p.d = D.data;
+  p.d_stride = d.inner_stride;
+  return p;
+}
+
+GemmProblem make_gemm_problem_without_d(const TensorView& A, const TensorView& B,
+                                        const char* where) {
+  return check_operands(ArgCheck(where), A, B, A.device);
 }
 
 }  // namespace coda::gemm

@@ -83,7 +83,8 @@ bool is_program_config(gemm::TileConfig c) {
 }  // namespace
 
 gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, const OpOptions& options) {
+                                  std::int64_t n, std::int64_t k, const OpOptions& options,
+                                  const gemm::KernelChoice* fallback) {
   if (options.choice) {
     if (!is_program_config(options.choice->config))
       check.fail(std::string("options.choice.config: the fused ops are compiled for "
@@ -96,6 +97,7 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::in
   for (const OpTableEntry& e : kOpTable)
     if (e.op != nullptr && std::string(e.op) == op && e.m == m && e.n == n && e.k == k)
       return e.choice;
+  if (fallback != nullptr) return *fallback;
   gemm::KernelChoice c =
       gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, int(m), int(n), int(k));
   if (c.config != TileConfig::kPingpong128x128Cluster2x1)

@@ -31,7 +31,9 @@ epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 // compiled for), else the op's tuned table (op_table.inc), else the plain GEMM's choice
 // (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
 // Cooperative config becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
+// `fallback`, when given, replaces the mapped plain-GEMM choice for shapes not in the table.
 gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, const OpOptions& options);
+                                  std::int64_t n, std::int64_t k, const OpOptions& options,
+                                  const gemm::KernelChoice* fallback = nullptr);
 
 }  // namespace coda::ops::detail

@@ -20,6 +20,7 @@
 
 #include <cute/tensor.hpp>
 #include <cutlass/array.h>
+#include <cutlass/bfloat16.h>
 
 #include "coda/epilogue/node.hpp"
 
@@ -52,6 +53,9 @@ CUTLASS_DEVICE void combine_lse(float& max, float& sum, float other_max, float o
 
 struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
   using RegisterNode::RegisterNode;
+  // With no D (GemmKernel<..., void, ...>: loss-only cross-entropy), CUTLASS sizes the epilogue's
+  // D scratch from the root node's ElementAux.
+  using ElementAux = cutlass::bfloat16_t;
 
   template <class Coords, class RowF, class RowI, class RowCoords>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {

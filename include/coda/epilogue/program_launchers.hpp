@@ -61,4 +61,9 @@ void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView
                       const RstdRopeRotateParams& params, gemm::KernelChoice choice,
                       cudaStream_t stream = nullptr);
 
+// No D: A·Bᵀ stays in registers; only params' outputs are written (M = A's rows, N = B's rows).
+void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
+                                 const CrossEntropyLossParams& params, gemm::KernelChoice choice,
+                                 cudaStream_t stream = nullptr);
+
 }  // namespace coda::epilogue

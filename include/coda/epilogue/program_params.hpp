@@ -94,4 +94,7 @@ struct CrossEntropyPartialsParams {
   float* target_logits = nullptr;  // [M]
 };
 
+// The same with no D: the logits never leave registers (loss-only cross-entropy).
+struct CrossEntropyLossParams : CrossEntropyPartialsParams {};
+
 }  // namespace coda::epilogue

@@ -221,4 +221,10 @@ struct CrossEntropyPartials {
   }
 };
 
+// CrossEntropyPartials compiled with no D (GemmKernel<..., void, ...>; scripts/instances.py):
+// only the per-tile log Σ exp and the target logits leave the kernel.
+struct CrossEntropyLoss : CrossEntropyPartials {
+  using Params = CrossEntropyLossParams;
+};
+
 }  // namespace coda::epilogue

@@ -57,6 +57,12 @@ struct TileConfigTypes {
 using Persistent = cutlass::gemm::PersistentScheduler;
 using StreamK = cutlass::gemm::StreamKScheduler;
 
+// Elements per 16 bytes (TMA); void D (no D store) takes bf16's.
+template <class E>
+constexpr int kTmaAlignment = 16 / sizeof(E);
+template <>
+constexpr int kTmaAlignment<void> = 8;
+
 // Program::kAccumulateIntoD, false when the program does not declare it.
 template <class Program, class = void>
 struct AccumulatesIntoD : std::false_type {};
@@ -125,7 +131,8 @@ struct GemmKernel {
   using LayoutB = typename OperandLayoutTraits<Layout>::LayoutB;
   using LayoutD = cutlass::layout::RowMajor;
   static constexpr int kAlignmentAB = 16 / sizeof(ElementA);  // TMA: 16-byte strides
-  static constexpr int kAlignmentD = 16 / sizeof(ElementD);
+  // void D: the program's outputs are all its own (OnlineLse's partials); nothing is stored as D.
+  static constexpr int kAlignmentD = detail::kTmaAlignment<ElementD>;
 
   using Tile = TileConfigTraits<Config>;
   using TileShape = typename Tile::TileShape;

@@ -29,4 +29,9 @@ struct GemmProblem {
 GemmProblem make_gemm_problem(const TensorView& D, const TensorView& A, const TensorView& B,
                               const char* where = "coda::gemm");
 
+// The same for a program that stores no D (its epilogue writes only its own outputs): A and B
+// are checked alike; p.d is null, p.device is A's.
+GemmProblem make_gemm_problem_without_d(const TensorView& A, const TensorView& B,
+                                        const char* where);
+
 }  // namespace coda::gemm

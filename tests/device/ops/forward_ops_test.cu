@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
@@ -211,6 +212,82 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
     bool ypad = false;
     EXPECT_TRUE(meets_contract(download(y, &ypad).v, y64.v, y_fw.v, "Y = SwiGLU(X)"));
     EXPECT_TRUE(ypad);
+  }
+}
+
+// The loss-only LM head + cross-entropy against the float64 standard: logits = X·Wᵀ, lse, per-row
+// loss, sum and mean over non-ignored tokens, with a ragged vocabulary (V = 32777), ignored rows,
+// an all-ignored batch (mean NaN, sum 0, as PyTorch), int32 and int64 targets and a z-loss.
+TEST(ForwardOps, CrossEntropyAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.CrossEntropyAgainstStandard"));
+  struct Case { int m, hidden, vocab; bool int64; float z_loss; bool all_ignored; };
+  const Case cases[] = {{1, 520, 32777, false, 0.0f, true},
+                        {199, 520, 32777, true, 1e-4f, false},
+                        {1000, 776, 32777, false, 0.0f, false},
+                        {333, 2048, 4099, true, 0.0f, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab));
+    const Matrix x = random_bf16(c.m, c.hidden, rng, 1.0);
+    const Matrix w = random_bf16(c.vocab, c.hidden, rng, 2.0 / std::sqrt(double(c.hidden)));
+    std::vector<std::int64_t> targets(c.m);
+    std::uniform_int_distribution<std::int64_t> col(0, c.vocab - 1);
+    for (int m = 0; m < c.m; ++m) targets[m] = c.all_ignored || m % 7 == 3 ? -100 : col(rng);
+    const Matrix logits64 = linear64(x, w), logits_fw = linear_framework(x, w);
+
+    // Standard cross-entropy (float64 over the exact logits; the framework's over bf16 logits).
+    auto cross_entropy = [&](const Matrix& logits, std::vector<double>* lse, std::vector<double>* row) {
+      lse->assign(c.m, 0.0);
+      row->assign(c.m, 0.0);
+      for (int m = 0; m < c.m; ++m) {
+        double max = -INFINITY, sum = 0.0;
+        for (int v = 0; v < c.vocab; ++v) max = std::max(max, logits(m, v));
+        for (int v = 0; v < c.vocab; ++v) sum += std::exp(logits(m, v) - max);
+        (*lse)[m] = max + std::log(sum);
+        if (targets[m] != -100)
+          (*row)[m] = (*lse)[m] - logits(m, int(targets[m])) + c.z_loss * (*lse)[m] * (*lse)[m];
+      }
+    };
+    std::vector<double> lse64, row64, lse_fw, row_fw;
+    cross_entropy(logits64, &lse64, &row64);
+    cross_entropy(logits_fw, &lse_fw, &row_fw);
+    int counted = 0;
+    for (auto t : targets) counted += t != -100;
+
+    DeviceMatrix d_x = upload(x), d_w = upload(w);
+    DeviceBuffer d_targets(c.m * 8), loss_rows(c.m * 4), loss_sum(4), loss_mean(4), lse(c.m * 4);
+    if (c.int64) d_targets.upload(targets);
+    else d_targets.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
+    const std::size_t ws_bytes = linear_cross_entropy_workspace_bytes(c.m, c.vocab);
+    DeviceBuffer ws(ws_bytes);
+    for (DeviceBuffer* b : {&loss_rows, &loss_sum, &loss_mean, &lse}) b->poison();
+    const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
+    CrossEntropyOptions ce;
+    ce.z_loss = c.z_loss;
+    for (Reduction r : {Reduction::kNone, Reduction::kSum, Reduction::kMean}) {
+      ce.reduction = r;
+      const DeviceBuffer& out = r == Reduction::kNone ? loss_rows : r == Reduction::kSum ? loss_sum : loss_mean;
+      linear_cross_entropy(vector_view(out, r == Reduction::kNone ? c.m : 1, DType::kF32),
+                           vector_view(lse, c.m, DType::kF32), d_x.view(), d_w.view(), t_view, ce,
+                           ws.get(), ws_bytes);
+    }
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+    auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+    EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
+    const std::vector<float> rows = loss_rows.download<float>();
+    EXPECT_TRUE(meets_contract(to_double(rows), row64, row_fw, "loss per row"));
+    for (int m = 0; m < c.m; ++m)
+      if (targets[m] == -100) EXPECT_EQ(rows[m], 0.0f) << "ignored row " << m;
+    double sum64 = 0, sum_fw = 0;
+    for (int m = 0; m < c.m; ++m) sum64 += row64[m], sum_fw += row_fw[m];
+    const float got_sum = loss_sum.download<float>()[0], got_mean = loss_mean.download<float>()[0];
+    EXPECT_TRUE(meets_contract({got_sum}, {sum64}, {sum_fw}, "sum"));
+    if (counted == 0) {
+      EXPECT_TRUE(std::isnan(got_mean)) << "mean over no tokens is NaN, as PyTorch";
+      EXPECT_EQ(got_sum, 0.0f);
+    } else {
+      EXPECT_TRUE(meets_contract({got_mean}, {sum64 / counted}, {sum_fw / counted}, "mean"));
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // The forward ops reject bad input with a message naming the argument, before touching CUDA.
 #include <gtest/gtest.h>
 
+#include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
@@ -71,6 +72,27 @@ TEST(OpsValidation, SwiGluAndRope) {
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
             "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
             "strides (1)");
+}
+
+TEST(OpsValidation, CrossEntropy) {
+  const auto X = bf16(0x10000, 64, 128), W = bf16(0x20000, 1000, 128);
+  const auto t32 = vec(0x30000, 64, DType::kI32), lse = vec(0x40000, 64, DType::kF32);
+  const auto scalar = vec(0x50000, 1, DType::kF32), rows = vec(0x50000, 64, DType::kF32);
+  void* ws = reinterpret_cast<void*>(0x60000);
+  const std::size_t bytes = linear_cross_entropy_workspace_bytes(64, 1000);
+  CrossEntropyOptions ce;  // mean
+  EXPECT_EQ(error_of([&] { linear_cross_entropy(scalar, lse, X, W, vec(0x30000, 64, DType::kF32), ce, ws, bytes); }),
+            "coda::ops::linear_cross_entropy: targets: dtype must be i32 or i64; got f32");
+  EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
+            "coda::ops::linear_cross_entropy: loss: dim 0 must equal the matching dim = 1; got f32[64] "
+            "strides (1)");
+  ce.reduction = Reduction::kNone;
+  EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes - 4); }),
+            "coda::ops::linear_cross_entropy: workspace_bytes: needs linear_cross_entropy_workspace_bytes(M, "
+            "V) = " + std::to_string(bytes) + "; got " + std::to_string(bytes - 4));
+  ce.z_loss = -1.0f;
+  EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
+            "coda::ops::linear_cross_entropy: ce.z_loss: must be finite and non-negative");
 }
 
 }  // namespace
