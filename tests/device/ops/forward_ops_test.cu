@@ -276,8 +276,14 @@ TEST(ForwardOps, CrossEntropyAgainstStandard) {
     EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
     const std::vector<float> rows = loss_rows.download<float>();
     EXPECT_TRUE(meets_contract(to_double(rows), row64, row_fw, "loss per row"));
-    for (int m = 0; m < c.m; ++m)
+    const std::vector<float> lse_got = lse.download<float>();
+    for (int m = 0, shown = 0; m < c.m; ++m) {
       if (targets[m] == -100) EXPECT_EQ(rows[m], 0.0f) << "ignored row " << m;
+      else if (!std::isfinite(rows[m]) && shown++ < 3)
+        ADD_FAILURE() << "row " << m << ": target " << targets[m] << ", lse " << lse_got[m]
+                      << " (ref " << lse64[m] << "), implied target logit " << lse_got[m] - rows[m]
+                      << " (ref " << logits64(m, int(targets[m])) << ")";
+    }
     double sum64 = 0, sum_fw = 0;
     for (int m = 0; m < c.m; ++m) sum64 += row64[m], sum_fw += row_fw[m];
     const float got_sum = loss_sum.download<float>()[0], got_mean = loss_mean.download<float>()[0];
