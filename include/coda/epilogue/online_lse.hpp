@@ -61,7 +61,7 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF run_max, RowF run_sum,
                                           RowF subtile_max, RowI target, RowCoords row_coords,
-                                          int tile_n, Params const& params)
+                                          int tile_n, bool tile_in_bounds, Params const& params)
         : coords(coords),
           run_max(run_max),
           run_sum(run_sum),
@@ -69,12 +69,14 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
           target(target),
           row_coords(row_coords),
           tile_n(tile_n),
+          tile_in_bounds(tile_in_bounds),
           params(params) {}
     Coords coords;
     RowF run_max, run_sum, subtile_max;  // per row (stride 0 along N)
     RowI target;                         // target column per row, −1: none
     RowCoords row_coords;
     int tile_n;
+    bool tile_in_bounds;
     Params const& params;
 
     CUTLASS_DEVICE void begin() {
@@ -134,6 +136,9 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
     }
 
     CUTLASS_DEVICE void end() {
+      // A CTA wholly outside (M, N) (the scheduler rounds the tile grid up to the cluster and
+      // swizzle) has no partial slot: write nothing. Uniform per CTA, so no lane misses a shuffle.
+      if (!tile_in_bounds) return;
       auto max_k = unique_rows(run_max);
       auto sum_k = unique_rows(run_sum);
       const bool quad_leader = (threadIdx.x & 3) == 0;
@@ -161,9 +166,11 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
     auto target = make_row_registers<int, ReferenceSrc>(args);
     auto row_coords = unique_row_coords(run_max, args);
     int tile_n = int(cute::get<1>(args.tile_coord_mnkl));
+    bool tile_in_bounds =
+        int(cute::get<0>(args.residue_cD)) > 0 && int(cute::get<1>(args.residue_cD)) > 0;
     return ConsumerStoreCallbacks<decltype(coords), decltype(run_max), decltype(target),
-                                  decltype(row_coords)>(coords, run_max, run_sum, subtile_max,
-                                                        target, row_coords, tile_n, params);
+                                  decltype(row_coords)>(
+        coords, run_max, run_sum, subtile_max, target, row_coords, tile_n, tile_in_bounds, params);
   }
 };
 
