@@ -19,15 +19,10 @@
 namespace coda::bench {
 
 int run_epilogue_bench(const BenchArgs& args) {
-  cudaStream_t stream;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  cublasHandle_t handle;
-  check_cublas(cublasCreate(&handle), "cublasCreate");
-  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
-  DeviceAlloc cublas_ws(32u << 20);
-  check_cublas(cublasSetWorkspace(handle, cublas_ws.get(), 32u << 20), "cublasSetWorkspace");
-  cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, 0), "props");
+  const BenchDevice device;
+  cudaStream_t stream = device.stream;
+  cublasHandle_t handle = device.handle;
+  const cudaDeviceProp& prop = device.prop;
   std::printf("coda-bench epilogue on %s, %d rounds\n", prop.name, args.rounds);
 
   const GemmShape shapes[] = {
@@ -125,8 +120,6 @@ int run_epilogue_bench(const BenchArgs& args) {
     std::printf("| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f |\n", r.family.c_str(),
                 r.program.c_str(), r.shape.c_str(), r.config.c_str(), r.ms, r.plain_ms,
                 r.cublas_ms, r.over_plain);
-  cublasDestroy(handle);
-  cudaStreamDestroy(stream);
   return 0;
 }
 

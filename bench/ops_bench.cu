@@ -182,15 +182,10 @@ bool selected(const std::string& list, const std::string& name) {
 int run_ops_bench(const BenchArgs& args, bool tune) {
   std::string table;
   std::string* tune_out = tune ? &table : nullptr;
-  cudaStream_t stream;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  cublasHandle_t handle;
-  check_cublas(cublasCreate(&handle), "cublasCreate");
-  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
-  DeviceAlloc cublas_ws(32u << 20);
-  check_cublas(cublasSetWorkspace(handle, cublas_ws.get(), 32u << 20), "cublasSetWorkspace");
-  cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, 0), "props");
+  const BenchDevice device;
+  cudaStream_t stream = device.stream;
+  cublasHandle_t handle = device.handle;
+  const cudaDeviceProp& prop = device.prop;
   std::printf("coda-bench ops (forward) on %s, %d rounds\n", prop.name, args.rounds);
 
   const Model models[] = {{"1B", 2048, 32, 8, 64, 8192},
@@ -226,8 +221,6 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       << args.commit << "): every candidate in " << args.rounds << " interleaved rounds.\n"
          "// {\"op\", M, N, K, {config, raster, swizzle, decomposition}},  // shape: × cuBLAS\n"
       << table;
-    cublasDestroy(handle);
-    cudaStreamDestroy(stream);
     return 0;
   }
   if (!args.json.empty()) {
@@ -250,8 +243,6 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   for (const Row& r : rows)
     std::printf("| %s | %s | %d×%d×%d | %.3f | %.3f | %.3f | %.3f |\n", r.name.c_str(),
                 r.shape.c_str(), r.m, r.n, r.k, r.ms, r.cublas_ms, r.plain_ms, r.over_cublas);
-  cublasDestroy(handle);
-  cudaStreamDestroy(stream);
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "timing.hpp"
@@ -25,6 +26,30 @@ struct DeviceAlloc {
     p.reset(raw, [](void* q) { cudaFree(q); });
   }
   template <class T = void> T* get() const { return static_cast<T*>(p.get()); }
+};
+
+// A non-blocking stream with a cuBLAS handle on it (32 MiB workspace), and the device's properties:
+// what every benchmark in this folder runs on.
+struct BenchDevice {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  DeviceAlloc cublas_workspace{32u << 20};
+  cudaDeviceProp prop{};
+
+  BenchDevice() {
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    check_cublas(cublasCreate(&handle), "cublasCreate");
+    check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+    check_cublas(cublasSetWorkspace(handle, cublas_workspace.get(), 32u << 20),
+                 "cublasSetWorkspace");
+    check_cuda(cudaGetDeviceProperties(&prop, 0), "props");
+  }
+  ~BenchDevice() {
+    cublasDestroy(handle);
+    cudaStreamDestroy(stream);
+  }
+  BenchDevice(const BenchDevice&) = delete;
+  BenchDevice& operator=(const BenchDevice&) = delete;
 };
 
 // One variant: launch(i) runs it on operand set i.
