@@ -101,9 +101,7 @@ int run_epilogue_bench(const BenchArgs& args) {
   }
   if (!args.json.empty()) {
     std::ofstream f(args.json);
-    f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date
-      << "\",\n  \"gpu\": \"" << prop.name << "\",\n  \"command\": \"" << args.command
-      << "\",\n  \"rows\": [\n";
+    write_json_header(f, args, prop.name);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       f << "    {\"name\": \"" << r.family << "\", \"program\": \"" << r.program

@@ -33,13 +33,7 @@ TensorView matrix(const DeviceAlloc& a, std::int64_t rows, std::int64_t cols) {
   return TensorView::matrix(a.get(), DType::kBF16, rows, cols);
 }
 TensorView vector_view(const DeviceAlloc& a, std::int64_t n, DType t) {
-  TensorView v;
-  v.data = a.get();
-  v.dtype = t;
-  v.rank = 1;
-  v.shape[0] = n;
-  v.stride[0] = 1;
-  return v;
+  return TensorView::vector(a.get(), t, n);
 }
 
 struct Row {
@@ -225,9 +219,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   }
   if (!args.json.empty()) {
     std::ofstream f(args.json);
-    f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date
-      << "\",\n  \"gpu\": \"" << prop.name << "\",\n  \"command\": \"" << args.command
-      << "\",\n  \"rows\": [\n";
+    write_json_header(f, args, prop.name);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"mnk\": [" << r.m

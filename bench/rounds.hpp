@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "gemm_bench.hpp"
 #include "timing.hpp"
 
 namespace coda::bench {
@@ -79,6 +81,13 @@ inline double median_ratio(const std::vector<double>& num, const std::vector<dou
   std::vector<double> r;
   for (std::size_t i = 0; i < num.size(); ++i) r.push_back(num[i] / den[i]);
   return median(r);
+}
+
+// The opening of a results JSON (DESIGN.md §6): commit, date, GPU, command, then `"rows": [`.
+inline void write_json_header(std::ostream& f, const BenchArgs& args, const char* gpu) {
+  f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date
+    << "\",\n  \"gpu\": \"" << gpu << "\",\n  \"command\": \"" << args.command
+    << "\",\n  \"rows\": [\n";
 }
 
 }  // namespace coda::bench

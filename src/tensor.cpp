@@ -30,6 +30,17 @@ TensorView TensorView::matrix(const void* data, DType dtype, std::int64_t rows, 
   return t;
 }
 
+TensorView TensorView::vector(const void* data, DType dtype, std::int64_t n, int device) {
+  TensorView t;
+  t.data = const_cast<void*>(data);
+  t.dtype = dtype;
+  t.rank = 1;
+  t.shape = {n, 0, 0, 0};
+  t.stride = {1, 0, 0, 0};
+  t.device = device;
+  return t;
+}
+
 TensorView TensorView::matrix_col_major(const void* data, DType dtype, std::int64_t rows,
                                         std::int64_t cols, std::int64_t col_stride, int device) {
   TensorView t = matrix(data, dtype, rows, cols, 0, device);

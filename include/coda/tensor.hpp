@@ -48,6 +48,9 @@ struct TensorView {
                                      std::int64_t cols, std::int64_t col_stride = -1,
                                      int device = 0);
 
+  // A contiguous vector of n elements (per-row / per-column vectors, targets, positions).
+  static TensorView vector(const void* data, DType dtype, std::int64_t n, int device = 0);
+
   std::int64_t numel() const;
   std::size_t element_bytes() const { return dtype_bytes(dtype); }
 };

@@ -25,6 +25,15 @@ TEST(TensorView, MatrixIsRowMajorByDefault) {
   EXPECT_EQ(c.stride[1], 8);
 }
 
+TEST(TensorView, VectorIsContiguous) {
+  const auto v = TensorView::vector(reinterpret_cast<void*>(0x100), DType::kI32, 7, 1);
+  EXPECT_EQ(v.rank, 1);
+  EXPECT_EQ(v.shape[0], 7);
+  EXPECT_EQ(v.stride[0], 1);
+  EXPECT_EQ(v.device, 1);
+  EXPECT_EQ(v.numel(), 7);
+}
+
 TEST(ArgCheck, MessagesNameEntryPointArgumentAndConstraint) {
   ArgCheck check("coda::op");
   TensorView t = TensorView::matrix(nullptr, DType::kF32, 2, 2);

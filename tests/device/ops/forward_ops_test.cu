@@ -58,13 +58,7 @@ Matrix linear_framework(const Matrix& x, const Matrix& w) {
 }
 
 TensorView vector_view(const DeviceBuffer& b, std::int64_t n, DType t) {
-  TensorView v;
-  v.data = b.get();
-  v.dtype = t;
-  v.rank = 1;
-  v.shape[0] = n;
-  v.stride[0] = 1;
-  return v;
+  return TensorView::vector(b.get(), t, n);
 }
 
 DeviceBuffer upload_bf16_vector(const std::vector<double>& v) {

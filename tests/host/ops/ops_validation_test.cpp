@@ -18,13 +18,7 @@ TensorView bf16(std::uintptr_t at, std::int64_t rows, std::int64_t cols) {
   return TensorView::matrix(reinterpret_cast<void*>(at), DType::kBF16, rows, cols);
 }
 TensorView vec(std::uintptr_t at, std::int64_t n, DType t) {
-  TensorView v;
-  v.data = reinterpret_cast<void*>(at);
-  v.dtype = t;
-  v.rank = 1;
-  v.shape[0] = n;
-  v.stride[0] = 1;
-  return v;
+  return TensorView::vector(reinterpret_cast<void*>(at), t, n);
 }
 
 TEST(OpsValidation, NormChain) {
