@@ -71,6 +71,9 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   plain.workspace = ws ? workspace.get() : nullptr;
   plain.workspace_bytes = ws;
   const auto pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
+  const ops::QkNorm qk_norm{vector_view(weight, model.head_dim, DType::kBF16),
+                           vector_view(weight, model.head_dim, DType::kBF16), model.q_heads,
+                           model.kv_heads, 1e-6f};
   // Cross-entropy: the loss, the lse, and its workspace (the targets are `positions`, all 0).
   const bool ce_op = op == "linear_cross_entropy";
   DeviceAlloc ce_loss(16), ce_lse(std::size_t(m) * 4),
@@ -97,6 +100,15 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
       ops::linear_rmsnorm_swiglu(ops.d(i), matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats,
                                  1e-5f, stream, o);
     };
+  else if (op == "linear_swiglu_no_z")  // Z not stored (recomputed in the backward)
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_swiglu(TensorView{}, matrix(extra, m, n / 2), ops.a(i), ops.b(i), stream, o);
+    };
+  else if (op == "linear_rmsnorm_swiglu_no_z")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rmsnorm_swiglu(TensorView{}, matrix(extra, m, n / 2), ops.a(i), ops.b(i), stats,
+                                 1e-5f, stream, o);
+    };
   else if (op == "linear_cross_entropy")
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::CrossEntropyOptions ce;  // mean over all tokens (targets 0: none ignored)
@@ -109,10 +121,21 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_rope(ops.d(i), ops.a(i), ops.b(i), pos, fr, stream, o);
     };
-  else
+  else if (op == "linear_rmsnorm_rope")
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_rmsnorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, stream, o);
     };
+  else if (op == "linear_qknorm_rope")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_qknorm_rope(ops.d(i), ops.a(i), ops.b(i), pos, fr, qk_norm, stream, o);
+    };
+  else if (op == "linear_rmsnorm_qknorm_rope")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_rmsnorm_qknorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, qk_norm,
+                                      stream, o);
+    };
+  else
+    throw Error("coda-bench ops: unknown op " + op);
   std::function<void(int)> run = [&](int i) { op_run(i, {}); };
 
   if (tune_out != nullptr) {
@@ -194,8 +217,14 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
+    if (!tune) {  // same kernel table as with Z
+      rows.push_back(measure("linear_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
+      rows.push_back(measure("linear_rmsnorm_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
+    }
     rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_qknorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
+    rows.push_back(measure("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_cross_entropy", md.name, m, 128256, md.hidden, md, args, handle,
                            stream, tune_out));
   }
@@ -204,7 +233,8 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     if (!selected(args.models, name)) continue;
     const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
-                           "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope"})
+                           "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope",
+                           "linear_qknorm_rope", "linear_rmsnorm_qknorm_rope"})
       rows.push_back(measure(op, name, s, s, s, sq, args, handle, stream, tune_out));
   }
 

@@ -6,7 +6,7 @@ bench/results/ops_fwd.json (scripts/merge_ops_json.py joins the two).
     python3 bench/torch_ops_fwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] --json out.json
 
 Standard computations (Hugging Face Llama): RMSNorm in fp32 then cast, separate gate/up halves,
-rotate-half RoPE with cos/sin per position computed once outside the op (as HF's rotary module
+rotate-half RoPE (after Qwen3's per-head q_norm / k_norm for the qknorm ops) with cos/sin per position computed once outside the op (as HF's rotary module
 does once per forward). torch.compile runs with dynamic=True: one compilation per op, not per
 shape (the fused element-wise kernels it generates are the same).
 """
@@ -38,6 +38,19 @@ def rope(qkv, cos, sin, heads, hd):
     return torch.cat((rot.reshape(m, heads * hd), qkv[:, heads * hd:]), dim=-1)
 
 
+def qk_norm(qkv, gq, gk, q_heads, rot_heads, hd):
+    """Qwen3's q_norm / k_norm: RMSNorm over each Q and K head (eps 1e-6); V passes through."""
+    m = qkv.shape[0]
+    q = rms(qkv[:, : q_heads * hd].view(m, q_heads, hd), gq, 1e-6)
+    k = rms(qkv[:, q_heads * hd: rot_heads * hd].view(m, rot_heads - q_heads, hd), gk, 1e-6)
+    return torch.cat((q.reshape(m, -1), k.reshape(m, -1), qkv[:, rot_heads * hd:]), dim=-1)
+
+
+def qk_rope(qkv, t):
+    return rope(qk_norm(qkv, t["gq"], t["gkn"], t["q_heads"], t["rot_heads"], t["hd"]), t["cos"],
+                t["sin"], t["rot_heads"], t["hd"])
+
+
 def swiglu(gu):
     g, u = gu.chunk(2, dim=-1)
     return F.silu(g) * u
@@ -48,9 +61,14 @@ OPS = {
     "linear_rmsnorm": lambda t: F.linear(rms(t["a"], t["gk"]), t["w"]),
     "linear_swiglu": lambda t: swiglu(F.linear(t["a"], t["w"])),
     "linear_rmsnorm_swiglu": lambda t: swiglu(F.linear(rms(t["a"], t["gk"]), t["w"])),
+    # Without Z the stock computation is the same (its GEMM writes Z regardless).
+    "linear_swiglu_no_z": lambda t: swiglu(F.linear(t["a"], t["w"])),
+    "linear_rmsnorm_swiglu_no_z": lambda t: swiglu(F.linear(rms(t["a"], t["gk"]), t["w"])),
     "linear_rope": lambda t: rope(F.linear(t["a"], t["w"]), t["cos"], t["sin"], t["rot_heads"], t["hd"]),
     "linear_rmsnorm_rope": lambda t: rope(F.linear(rms(t["a"], t["gk"]), t["w"]), t["cos"], t["sin"],
                                           t["rot_heads"], t["hd"]),
+    "linear_qknorm_rope": lambda t: qk_rope(F.linear(t["a"], t["w"]), t),
+    "linear_rmsnorm_qknorm_rope": lambda t: qk_rope(F.linear(rms(t["a"], t["gk"]), t["w"]), t),
     # Hugging Face's loss: logits upcast to fp32, mean over tokens.
     "linear_cross_entropy": lambda t: F.cross_entropy(F.linear(t["a"], t["w"]).float(), t["targets"]),
 }
@@ -68,13 +86,15 @@ def timed(fn, reps):
     return sorted(s.elapsed_time(e) for s, e in zip(starts, ends))[reps // 2]
 
 
-def measure(op, shape, m, n, k, rot_heads, hd, rounds):
+def measure(op, shape, m, n, k, q_heads, rot_heads, hd, rounds):
     sets = max(1, min(8, (256 << 20) // (2 * (m * k + n * k + m * n))))
     ts = []
     for _ in range(sets):
         t = {"a": torch.randn(m, k, device=dev, dtype=dt), "w": torch.randn(n, k, device=dev, dtype=dt) / k**0.5,
              "r": torch.randn(m, n, device=dev, dtype=dt), "g": torch.rand(n, device=dev, dtype=dt) + 0.5,
              "gk": torch.rand(k, device=dev, dtype=dt) + 0.5, "rot_heads": rot_heads, "hd": hd,
+             "q_heads": q_heads, "gq": torch.rand(hd, device=dev, dtype=dt) + 0.5,
+             "gkn": torch.rand(hd, device=dev, dtype=dt) + 0.5,
              "targets": torch.randint(0, n, (m,), device=dev)}
         pos = torch.arange(m, device=dev, dtype=torch.float32)
         inv = 500000.0 ** (-torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd)
@@ -118,15 +138,17 @@ def main():
         m = a.tokens
         shapes = {"linear_residual_rms": (h, qh * hd), "linear_rmsnorm": (qkv, h),
                   "linear_swiglu": (2 * ffn, h), "linear_rmsnorm_swiglu": (2 * ffn, h),
+                  "linear_swiglu_no_z": (2 * ffn, h), "linear_rmsnorm_swiglu_no_z": (2 * ffn, h),
                   "linear_rope": (qkv, h), "linear_rmsnorm_rope": (qkv, h),
+                  "linear_qknorm_rope": (qkv, h), "linear_rmsnorm_qknorm_rope": (qkv, h),
                   "linear_cross_entropy": (128256, h)}
         for op, (n, k) in shapes.items():
-            rows.append(measure(op, name, m, n, k, qh + kvh, hd, a.rounds))
+            rows.append(measure(op, name, m, n, k, qh, qh + kvh, hd, a.rounds))
     for s in (2048, 4096, 8192):
         name = f"sq{s}"
         if chosen(name):
-            for op in [o for o in OPS if o != "linear_cross_entropy"]:
-                rows.append(measure(op, name, s, s, s, s // 128 - 1, 128, a.rounds))
+            for op in [o for o in OPS if o != "linear_cross_entropy" and not o.endswith("_no_z")]:
+                rows.append(measure(op, name, s, s, s, s // 128 - 2, s // 128 - 1, 128, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)
 

@@ -56,6 +56,22 @@ Matrix rms_norm_framework(const Matrix& x, const std::vector<double>& w, double 
   return round_to_bf16(mul_per_col(round_to_bf16(mul_per_row(x, r)), w));
 }
 
+Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
+               const std::vector<double>& gamma_q, const std::vector<double>& gamma_k, double eps,
+               bool framework) {
+  Matrix y = x;
+  Matrix head(1, head_dim);
+  for (int m = 0; m < x.rows; ++m)
+    for (int h = 0; h < q_heads + kv_heads; ++h) {
+      for (int i = 0; i < head_dim; ++i) head(0, i) = x(m, h * head_dim + i);
+      const std::vector<double>& gamma = h < q_heads ? gamma_q : gamma_k;
+      const Matrix normed =
+          framework ? rms_norm_framework(head, gamma, eps) : rms_norm(head, gamma, eps);
+      for (int i = 0; i < head_dim; ++i) y(m, h * head_dim + i) = normed(0, i);
+    }
+  return y;
+}
+
 Matrix silu_mul(const Matrix& gate, const Matrix& up) {
   Matrix y(gate.rows, gate.cols);
   for (std::size_t i = 0; i < y.v.size(); ++i)

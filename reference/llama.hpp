@@ -26,6 +26,13 @@ Matrix rms_norm_framework(const Matrix& x, const std::vector<double>& w, double 
 // rsqrt(mean(x²) + eps) per row.
 std::vector<double> rstd_of(const Matrix& x, double eps);
 
+// QK-norm (Qwen3, OLMo-2): RMSNorm over each of the first q_heads heads (width head_dim) with
+// gamma_q and over the next kv_heads heads with gamma_k; the remaining columns (V) pass through.
+// framework: each head normalised as rms_norm_framework does.
+Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
+               const std::vector<double>& gamma_q, const std::vector<double>& gamma_k, double eps,
+               bool framework = false);
+
 // silu(gate) ⊙ up, and the plain element-wise product.
 Matrix silu_mul(const Matrix& gate, const Matrix& up);
 Matrix hadamard(const Matrix& a, const Matrix& b);

@@ -45,9 +45,11 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "ResidualAccumulate": "residual_accumulate",
                      "CrossEntropyPartials": "cross_entropy_partials",
                      "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate",
-                     "CrossEntropyLoss": "cross_entropy_loss"}
+                     "CrossEntropyLoss": "cross_entropy_loss", "QkNormRope": "qk_norm_rope",
+                     "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
+                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
-NO_D_PROGRAMS = {"CrossEntropyLoss"}
+NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 
 

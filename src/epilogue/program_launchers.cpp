@@ -2,6 +2,7 @@
 // Launchers of the compiled epilogue programs: validate -> find the instance -> launch.
 #include "coda/epilogue/program_launchers.hpp"
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -67,10 +68,9 @@ void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n, con
               std::to_string(stride));
 }
 
-void require_even_n(const TensorView& D, const char* where) {
-  require(
-      D.shape[1] % 2 == 0, where,
-      "D: N must be even (the program works on column pairs); got " + std::to_string(D.shape[1]));
+void require_even_n(std::int64_t n, const char* where) {
+  require(n % 2 == 0, where,
+          "N: must be even (the program works on column pairs); got " + std::to_string(n));
 }
 
 // The params' own device pointers (null ones are optional inputs, already checked where required).
@@ -174,26 +174,26 @@ void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView&
 
 namespace {
 
-void check_gated(const SwiGluPairsParams& params, const TensorView& D, const char* where,
+void check_gated(const SwiGluPairsParams& params, std::int64_t n, const char* where,
                  const std::string& name) {
-  require_even_n(D, where);
+  require_even_n(n, where);
   require_aligned(params.gated, where, (name + ".gated").c_str(), 4);
-  require(params.gated_stride >= D.shape[1] / 2 && params.gated_stride % 2 == 0, where,
+  require(params.gated_stride >= n / 2 && params.gated_stride % 2 == 0, where,
           name + ".gated_stride: must be >= N/2 and even (4-byte pair stores); got " +
               std::to_string(params.gated_stride));
 }
 
 void check_rope(const RopeRotateParams& params, const TensorView& D, const char* where,
                 const std::string& name) {
-  require_even_n(D, where);
+  require_even_n(D.shape[1], where);
   require_aligned(params.positions, where, (name + ".positions").c_str(), 4);
   require_aligned(params.frequencies, where, (name + ".frequencies").c_str(), 8);
 }
 
-void check_rstd(const RstdRowScaleParams& params, const TensorView& D, const char* where,
+void check_rstd(const RstdRowScaleParams& params, std::int64_t m, const char* where,
                 const std::string& name) {
   require_aligned(params.sumsq_partials, where, (name + ".sumsq_partials").c_str(), 4);
-  require(params.partial_tiles > 0 && params.partial_padded >= D.shape[0], where,
+  require(params.partial_tiles > 0 && params.partial_padded >= m, where,
           name + ".partial_tiles/partial_padded: need tiles > 0 and padded >= M; got " +
               std::to_string(params.partial_tiles) + ", " + std::to_string(params.partial_padded));
   require(params.width > 0, where, name + ".width: must be positive");
@@ -205,7 +205,7 @@ void check_rstd(const RstdRowScaleParams& params, const TensorView& D, const cha
 void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                   const SwiGluPairsParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::swiglu_pairs";
-  check_gated(params, D, kWhere, "params");
+  check_gated(params, D.shape[1], kWhere, "params");
   launch(kWhere, D, A, B, params, choice, stream, {{params.gated, "params.gated"}});
 }
 
@@ -221,8 +221,8 @@ void rstd_swiglu_pairs(const TensorView& D, const TensorView& A, const TensorVie
                        const RstdSwiGluPairsParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::rstd_swiglu_pairs";
-  check_rstd(params.rstd, D, kWhere, "params.rstd");
-  check_gated(params.gated, D, kWhere, "params.gated");
+  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
+  check_gated(params.gated, D.shape[1], kWhere, "params.gated");
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
           {params.gated.gated, "params.gated.gated"}});
@@ -232,12 +232,61 @@ void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView
                       const RstdRopeRotateParams& params, gemm::KernelChoice choice,
                       cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::rstd_rope_rotate";
-  check_rstd(params.rstd, D, kWhere, "params.rstd");
+  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
   check_rope(params.rope, D, kWhere, "params.rope");
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
           {params.rope.positions, "params.rope.positions"},
           {params.rope.frequencies, "params.rope.frequencies"}});
+}
+
+namespace {
+void check_qk_norm(const QkNormRopeParams& params, const TensorView& D, const char* where,
+                   const std::string& name) {
+  check_rope(params.rope, D, where, name + ".rope");
+  const int hd = params.head_dim;
+  require(hd == 64 || hd == 128, where,
+          name + ".head_dim: must be 64 or 128 (whole heads per epilogue subtile); got " +
+              std::to_string(hd));
+  require(D.shape[1] % hd == 0, where,
+          "D: N must be a multiple of head_dim " + std::to_string(hd) + "; got " +
+              std::to_string(D.shape[1]));
+  require(params.q_columns > 0 && params.q_columns % hd == 0 &&
+              params.qk_columns > params.q_columns && params.qk_columns % hd == 0 &&
+              params.qk_columns <= D.shape[1],
+          where,
+          name + ".q_columns/qk_columns: need 0 < q_columns < qk_columns <= N, multiples of "
+                 "head_dim; got " +
+              std::to_string(params.q_columns) + ", " + std::to_string(params.qk_columns));
+  require_aligned(params.q_norm_weight, where, (name + ".q_norm_weight").c_str(), 4);
+  require_aligned(params.k_norm_weight, where, (name + ".k_norm_weight").c_str(), 4);
+  require(params.eps >= 0.0f, where, name + ".eps: must be non-negative");
+}
+}  // namespace
+
+void qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const QkNormRopeParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::qk_norm_rope";
+  check_qk_norm(params, D, kWhere, "params");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.rope.positions, "params.rope.positions"},
+          {params.rope.frequencies, "params.rope.frequencies"},
+          {params.q_norm_weight, "params.q_norm_weight"},
+          {params.k_norm_weight, "params.k_norm_weight"}});
+}
+
+void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const RstdQkNormRopeParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::rstd_qk_norm_rope";
+  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
+  check_qk_norm(params.qk, D, kWhere, "params.qk");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+          {params.qk.rope.positions, "params.qk.rope.positions"},
+          {params.qk.rope.frequencies, "params.qk.rope.frequencies"},
+          {params.qk.q_norm_weight, "params.qk.q_norm_weight"},
+          {params.qk.k_norm_weight, "params.qk.k_norm_weight"}});
 }
 
 void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -256,7 +305,7 @@ void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& 
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,
                     cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::rstd_row_scale";
-  check_rstd(params, D, kWhere, "params");
+  check_rstd(params, D.shape[0], kWhere, "params");
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.sumsq_partials, "params.sumsq_partials"}});
 }
@@ -271,6 +320,8 @@ namespace {
 void check_cross_entropy(const CrossEntropyPartialsParams& params, const gemm::GemmProblem& problem,
                          gemm::TileConfig config, const char* where) {
   require_aligned(params.lse_partials, where, "params.lse_partials", 4);
+  require(params.softcap >= 0.0f && params.softcap < INFINITY, where,
+          "params.softcap: must be finite and non-negative (0: off)");
   if (params.targets != nullptr) {
     require_aligned(params.targets, where, "params.targets", params.targets_int64 ? 8 : 4);
     require_aligned(params.target_logits, where, "params.target_logits", 4);
@@ -305,6 +356,27 @@ void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
               {{params.lse_partials, "params.lse_partials"},
                {params.targets, "params.targets"},
                {params.target_logits, "params.target_logits"}});
+}
+
+void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
+                       gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_no_d";
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
+  check_gated(params, problem.n, kWhere, "params");
+  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
+              {{params.gated, "params.gated"}});
+}
+
+void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,
+                            const RstdSwiGluPairsNoDParams& params, gemm::KernelChoice choice,
+                            cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::rstd_swiglu_pairs_no_d";
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
+  check_rstd(params.rstd, problem.m, kWhere, "params.rstd");
+  check_gated(params.gated, problem.n, kWhere, "params.gated");
+  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
+              {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+               {params.gated.gated, "params.gated.gated"}});
 }
 
 }  // namespace coda::epilogue

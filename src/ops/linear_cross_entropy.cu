@@ -105,6 +105,8 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
                          DType::kF32, X.device);
   if (!(ce.z_loss >= 0.0f) || !std::isfinite(ce.z_loss))
     check.fail("ce.z_loss: must be finite and non-negative");
+  if (!(ce.softcap >= 0.0f) || !std::isfinite(ce.softcap))
+    check.fail("ce.softcap: must be finite and non-negative (0: no soft-cap)");
   if (workspace == nullptr) check.fail("workspace: data pointer is null");
   if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
     check.fail("workspace: must be 16-byte aligned");
@@ -132,6 +134,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   p.targets_int64 = targets.dtype == DType::kI64;
   p.ignore_index = ce.ignore_index;
   p.target_logits = target_logits;
+  p.softcap = ce.softcap;
   epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);  // validates X, W, devices
   require_device_memory(loss.data, X.device, kWhere, "loss");
   require_device_memory(lse.data, X.device, kWhere, "lse");

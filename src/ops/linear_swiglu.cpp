@@ -20,7 +20,7 @@ Shape check_swiglu(const ArgCheck& check, const TensorView& Z, const TensorView&
   if (s.n % 2 != 0)
     check.fail("W_gate_up: needs an even number of rows (gate/up interleaved); got " +
                std::to_string(s.n));
-  detail::require_bf16_matrix(check, Z, "Z", s.m, s.n, A.device);
+  if (Z.data != nullptr) detail::require_bf16_matrix(check, Z, "Z", s.m, s.n, A.device);
   detail::require_bf16_matrix(check, Y, "Y", s.m, s.n / 2, A.device);
   return s;
 }
@@ -30,9 +30,13 @@ void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A
                    const TensorView& W_gate_up, cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_swiglu");
   const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
-  epilogue::swiglu_pairs(Z, A, W_gate_up, {Y.data, Y.stride[0]},
-                         detail::program_choice(check, "linear_swiglu", s.m, s.n, s.k, options),
-                         stream);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_swiglu", s.m, s.n, s.k, options);
+  const epilogue::SwiGluPairsParams gated{Y.data, Y.stride[0]};
+  if (Z.data != nullptr)
+    epilogue::swiglu_pairs(Z, A, W_gate_up, gated, choice, stream);
+  else
+    epilogue::swiglu_pairs_no_d(A, W_gate_up, {gated}, choice, stream);
 }
 
 void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& H,
@@ -42,9 +46,14 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
   const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
   detail::require_filled_stats(check, stats, s.m);
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  epilogue::rstd_swiglu_pairs(
-      Z, H, W_gate_up, {detail::rstd_params(stats, eps), {Y.data, Y.stride[0]}},
-      detail::program_choice(check, "linear_rmsnorm_swiglu", s.m, s.n, s.k, options), stream);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rmsnorm_swiglu", s.m, s.n, s.k, options);
+  const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),
+                                               {Y.data, Y.stride[0]}};
+  if (Z.data != nullptr)
+    epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, params, choice, stream);
+  else
+    epilogue::rstd_swiglu_pairs_no_d(H, W_gate_up, {params}, choice, stream);
 }
 
 }  // namespace coda::ops

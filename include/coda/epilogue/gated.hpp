@@ -46,6 +46,8 @@ struct GatedPairStoreArguments {
 template <class Gate>
 struct GatedPairStoreNode : RegisterNode<GatedPairStoreArguments> {
   using RegisterNode::RegisterNode;
+  // With no D (Z not stored), CUTLASS sizes the epilogue's D scratch from the root's ElementAux.
+  using ElementAux = cutlass::bfloat16_t;
 
   template <class Coords>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {

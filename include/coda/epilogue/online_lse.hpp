@@ -4,7 +4,8 @@
 //   OnlineLse<X>   lse_partials[t, m] = log Σ_{n in N-tile t, n < N} exp(X[m, n])
 //                  target_logits[m]   = X[m, target[m]] (written by the tile holding the target;
 //                                       rows whose target is ignore_index are not written)
-//                  passes X on unchanged.
+//                  passes X on (soft-capped when params.softcap > 0: X ← c · tanh(X / c),
+//                  Gemma 2's logit soft-cap, applied before everything else).
 // State: a running (max, Σexp) per row in registers across the tile's subtiles; each subtile
 // first takes its own row maxima, so there is one rescale per row per subtile, not per element.
 // At the end of the tile the 4 lanes of a quad (which hold the whole row, node.hpp) combine their
@@ -33,6 +34,7 @@ struct OnlineLseArguments {
   bool targets_int64 = false;
   std::int64_t ignore_index = -100;
   float* target_logits = nullptr;  // [M]
+  float softcap = 0.0f;            // > 0: logits become softcap · tanh(logit / softcap) first
 };
 
 namespace detail {
@@ -111,6 +113,12 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
       auto sum_k = unique_rows(run_sum);
       const int base = epi_v * F;
 
+      cutlass::Array<ElementIn, F> y = x;
+      if (params.softcap > 0.0f) {  // uniform branch: free when off
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < F; ++i)
+          y[i] = ElementIn(params.softcap * tanhf(float(x[i]) / params.softcap));
+      }
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(sub_max_k); ++k) sub_max_k(k) = -INFINITY;
       bool in_bounds[F];
@@ -118,8 +126,8 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
       for (int i = 0; i < F; ++i) {
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
         in_bounds[i] = m < coords.M && n < coords.N;
-        if (in_bounds[i]) sub_max(base + i) = fmaxf(sub_max(base + i), float(x[i]));
-        if (n == target_mn(base + i) && m < coords.M) params.target_logits[m] = float(x[i]);
+        if (in_bounds[i]) sub_max(base + i) = fmaxf(sub_max(base + i), float(y[i]));
+        if (n == target_mn(base + i) && m < coords.M) params.target_logits[m] = float(y[i]);
       }
       // One rescale per row (rows this fragment does not touch have sub_max = −inf: no change).
       CUTLASS_PRAGMA_UNROLL
@@ -130,9 +138,9 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
       }
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < F; ++i) {
-        if (in_bounds[i]) sum_mn(base + i) += detail::exp_shifted(float(x[i]), max_mn(base + i));
+        if (in_bounds[i]) sum_mn(base + i) += detail::exp_shifted(float(y[i]), max_mn(base + i));
       }
-      return x;
+      return y;
     }
 
     CUTLASS_DEVICE void end() {

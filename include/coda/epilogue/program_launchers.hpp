@@ -61,9 +61,22 @@ void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView
                       const RstdRopeRotateParams& params, gemm::KernelChoice choice,
                       cudaStream_t stream = nullptr);
 
+// N must be a multiple of params.head_dim (64 or 128), Q and K ranges multiples of it.
+void qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const QkNormRopeParams& params, gemm::KernelChoice choice,
+                  cudaStream_t stream = nullptr);
+void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
+                       const RstdQkNormRopeParams& params, gemm::KernelChoice choice,
+                       cudaStream_t stream = nullptr);
+
 // No D: A·Bᵀ stays in registers; only params' outputs are written (M = A's rows, N = B's rows).
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
                                  const CrossEntropyLossParams& params, gemm::KernelChoice choice,
                                  cudaStream_t stream = nullptr);
+void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
+                       gemm::KernelChoice choice, cudaStream_t stream = nullptr);
+void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,
+                            const RstdSwiGluPairsNoDParams& params, gemm::KernelChoice choice,
+                            cudaStream_t stream = nullptr);
 
 }  // namespace coda::epilogue

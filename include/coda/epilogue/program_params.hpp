@@ -81,6 +81,22 @@ struct RstdRopeRotateParams {
   RstdRowScaleParams rstd;
   RopeRotateParams rope;
 };
+// D = QK-norm then RoPE: for each Q / K head of acc (head_dim columns, adjacent-pair RoPE order)
+// y = RoPE(x · rsqrt(mean(x²) + eps) ⊙ γ);  V columns pass through       (reduce, then rewrite)
+struct QkNormRopeParams {
+  RopeRotateParams rope;
+  const void* q_norm_weight = nullptr;  // γ_q: bf16 [head_dim], in the permuted (pair) order
+  const void* k_norm_weight = nullptr;  // γ_k: bf16 [head_dim]
+  int q_columns = 0;                    // q_heads · head_dim
+  int qk_columns = 0;                   // (q_heads + kv_heads) · head_dim
+  int head_dim = 128;                   // 64 or 128
+  float eps = 1e-6f;
+};
+// D = QK-norm + RoPE of rstd[m] · acc (RMSNorm → fused QKV projection → QK-norm → RoPE)
+struct RstdQkNormRopeParams {
+  RstdRowScaleParams rstd;
+  QkNormRopeParams qk;
+};
 // D += acc by TMA reduce-add (residual-gradient accumulation)
 struct ResidualAccumulateParams {};
 // D = acc (logits);  lse_partials[t, m] = log Σ_{n in N-tile t} exp(acc);
@@ -92,7 +108,12 @@ struct CrossEntropyPartialsParams {
   bool targets_int64 = false;
   std::int64_t ignore_index = -100;
   float* target_logits = nullptr;  // [M]
+  float softcap = 0.0f;            // > 0: logits ← softcap · tanh(logits / softcap) first
 };
+
+// The gated programs with no D: only Y leaves the kernel (Z is not stored).
+struct SwiGluPairsNoDParams : SwiGluPairsParams {};
+struct RstdSwiGluPairsNoDParams : RstdSwiGluPairsParams {};
 
 // The same with no D: the logits never leave registers (loss-only cross-entropy).
 struct CrossEntropyLossParams : CrossEntropyPartialsParams {};

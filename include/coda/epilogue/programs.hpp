@@ -17,6 +17,7 @@
 #include "coda/epilogue/online_lse.hpp"
 #include "coda/epilogue/packed_pair.hpp"
 #include "coda/epilogue/partial_reduction.hpp"
+#include "coda/epilogue/qk_norm_rope.hpp"
 #include "coda/epilogue/rope.hpp"
 #include "coda/epilogue/row_rstd.hpp"
 #include "coda/epilogue/tile.hpp"
@@ -184,6 +185,14 @@ struct RstdSwiGluPairs {
   }
 };
 
+// SwiGluPairs and RstdSwiGluPairs compiled with no D (scripts/instances.py): Y only, Z not stored.
+struct SwiGluPairsNoD : SwiGluPairs {
+  using Params = SwiGluPairsNoDParams;
+};
+struct RstdSwiGluPairsNoD : RstdSwiGluPairs {
+  using Params = RstdSwiGluPairsNoDParams;
+};
+
 // D = RoPE(rstd[m] · acc) (RMSNorm → fused QKV projection → RoPE)
 struct RstdRopeRotate {
   using Params = RstdRopeRotateParams;
@@ -194,6 +203,43 @@ struct RstdRopeRotate {
   static void fill(Args& a, const Params& p) {
     a.op_0.op_0 = row_rstd_args(p.rstd);
     RopeRotate::fill(a, p.rope);
+  }
+};
+
+inline QkNormRopeArguments qk_norm_rope_args(const QkNormRopeParams& p) {
+  return {{p.rope.positions, p.rope.frequencies},
+          static_cast<const bf16*>(p.q_norm_weight),
+          static_cast<const bf16*>(p.k_norm_weight),
+          p.q_columns,
+          p.qk_columns,
+          p.head_dim,
+          p.eps};
+}
+
+// D = RoPE(RMSNorm_head(acc) ⊙ γ) on the Q and K heads, V = acc (QK-norm, Qwen3 / OLMo-2)
+struct QkNormRope {
+  using Params = QkNormRopeParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;  // whole heads per subtile
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = qk_norm_rope_args(p);
+  }
+};
+
+// The same on rstd[m] · acc (the deferred input RMSNorm)
+struct RstdQkNormRope {
+  using Params = RstdQkNormRopeParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_1 = qk_norm_rope_args(p.qk);
   }
 };
 
@@ -217,7 +263,7 @@ struct CrossEntropyPartials {
   template <class Args>
   static void fill(Args& a, const Params& p) {
     a.op_1 = {p.lse_partials, p.lse_padded, p.targets, p.targets_int64, p.ignore_index,
-              p.target_logits};
+              p.target_logits, p.softcap};
   }
 };
 

@@ -13,7 +13,8 @@
 // schedule) that the primitives of include/coda/epilogue/ are parameterised by. A Program that
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
-// the D copy (tma_store_one_lane.hpp). The epilogue is built first, and the mainloop gets the
+// the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
+// `static constexpr int kEpilogueTileN = ...;`. The epilogue is built first, and the mainloop gets the
 // shared memory it leaves.
 #pragma once
 
@@ -85,6 +86,18 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
       CopyAtomC, R2R>;
 };
 
+// The schedule's epilogue subtile, N widened to Program::kEpilogueTileN when the program declares
+// it (a node that reduces across a head of columns needs the whole head in one subtile).
+template <class Program, class Default, class = void>
+struct EpilogueTileOf {
+  using type = Default;
+};
+template <class Program, class Default>
+struct EpilogueTileOf<Program, Default, std::void_t<decltype(Program::kEpilogueTileN)>> {
+  using type = cute::Shape<cute::remove_cvref_t<decltype(cute::get<0>(Default{}))>,
+                           cute::Int<Program::kEpilogueTileN>>;
+};
+
 // Whether Program has `template <class Ctx> using Callbacks = ...;` for this Ctx.
 template <class Program, class Ctx, class = void>
 struct HasCallbacks : std::false_type {};
@@ -137,7 +150,8 @@ struct GemmKernel {
   using Tile = TileConfigTraits<Config>;
   using TileShape = typename Tile::TileShape;
   using ClusterShape = typename Tile::ClusterShape;
-  using EpilogueTile = typename Tile::Schedule::EpilogueTile;
+  using EpilogueTile =
+      typename detail::EpilogueTileOf<Program, typename Tile::Schedule::EpilogueTile>::type;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
   using EpilogueContext =

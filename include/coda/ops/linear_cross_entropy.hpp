@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The LM head with cross-entropy, forward, loss only (coda-anchor §2.5): logits = X · Wᵀ never
-// leave registers. The GEMM's epilogue keeps a running log Σ exp per (row, vocabulary tile) and
+// leave registers (soft-capped in the epilogue when ce.softcap > 0). The GEMM's epilogue keeps a running log Σ exp per (row, vocabulary tile) and
 // picks out the target logit (OnlineLse); a small kernel merges the tiles and finishes the loss:
 //   lse[m]  = log Σ_v exp(logit[m, v])                        (fp32, saved for the backward)
 //   loss[m] = lse[m] − logit[m, target[m]] + z_loss · lse[m]²  (0 where target = ignore_index)
@@ -24,7 +24,8 @@ enum class Reduction { kNone, kSum, kMean };
 struct CrossEntropyOptions {
   std::int64_t ignore_index = -100;
   Reduction reduction = Reduction::kMean;
-  float z_loss = 0.0f;  // weight of the z-loss term lse² (PaLM); 0: off
+  float z_loss = 0.0f;   // weight of the z-loss term lse² (PaLM); 0: off
+  float softcap = 0.0f;  // > 0: logits ← softcap · tanh(logits / softcap) first (Gemma 2); 0: off
 };
 
 // Bytes of device scratch linear_cross_entropy needs for M tokens and a vocabulary of V.

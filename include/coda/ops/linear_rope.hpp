@@ -6,6 +6,12 @@
 //   (q[2j], q[2j+1]) ← (q[2j] cos θ − q[2j+1] sin θ,  q[2j] sin θ + q[2j+1] cos θ)
 //   QKV = RoPE(A · W_qkvᵀ)                     linear_rope
 //   QKV = RoPE(rstd ⊙ (H · W_qkvᵀ))            linear_rmsnorm_rope (H, stats: linear_norm.hpp)
+// With QK-norm (Qwen3, OLMo-2): each Q and K head is RMS-normalised over its head_dim columns and
+// scaled by γ_q / γ_k before the rotation, all in the epilogue (V passes through):
+//   QKV = RoPE(QkNorm(A · W_qkvᵀ))             linear_qknorm_rope
+//   QKV = RoPE(QkNorm(rstd ⊙ (H · W_qkvᵀ)))    linear_rmsnorm_qknorm_rope
+// head_dim = N / (q_heads + 2 · kv_heads) must be 64 or 128; γ is permuted like the rows of
+// W_q / W_k (rope_interleave_rows(1, head_dim) in weights.hpp).
 // positions: [M] int32, one per token (per-document positions for packed sequences, < 2^24).
 // frequencies: [N] fp32 as N/2 (hi, lo) pairs in turns per position, 0 for V columns
 // (rope_frequencies in weights.hpp builds it). Host-visible.
@@ -27,5 +33,25 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                          const RowNormStats& stats, float eps, const TensorView& positions,
                          const TensorView& frequencies, cudaStream_t stream = nullptr,
                          const OpOptions& options = {});
+
+// The per-head norm of linear_qknorm_rope.
+struct QkNorm {
+  TensorView q_weight;  // γ_q: bf16 [head_dim], pair order
+  TensorView k_weight;  // γ_k: bf16 [head_dim], pair order
+  int q_heads = 0;
+  int kv_heads = 0;
+  float eps = 1e-6f;
+};
+
+void linear_qknorm_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
+                        const TensorView& positions, const TensorView& frequencies,
+                        const QkNorm& qk_norm, cudaStream_t stream = nullptr,
+                        const OpOptions& options = {});
+
+void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H,
+                                const TensorView& W_qkv, const RowNormStats& stats, float eps,
+                                const TensorView& positions, const TensorView& frequencies,
+                                const QkNorm& qk_norm, cudaStream_t stream = nullptr,
+                                const OpOptions& options = {});
 
 }  // namespace coda::ops

@@ -2,7 +2,9 @@
 // The MLP's first projection with SwiGLU in the epilogue (coda-anchor §2.3). One GEMM over the
 // gate/up weight interleaved by row (W_gu row 2j = gate row j, row 2j + 1 = up row j:
 // interleave_gate_up in weights.hpp), so output columns (2j, 2j+1) are (g_j, u_j):
-//   Z = A · W_guᵀ              [M, 2F]  pre-activation, saved for the backward
+//   Z = A · W_guᵀ              [M, 2F]  pre-activation, saved for the backward; optional: pass
+//                                       a TensorView with null data and Z is never written
+//                                       (recompute it in the backward; half the output traffic)
 //   Y[m, j] = silu(Z[m, 2j]) · Z[m, 2j+1]   [M, F]
 // The rmsnorm variant takes H = X ⊙ w and the stats of X (linear_norm.hpp) and computes
 // Z = rstd ⊙ (H · W_guᵀ), i.e. the SwiGLU of RMSNorm(X)'s projection. Host-visible; bf16, rows

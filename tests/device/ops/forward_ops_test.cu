@@ -114,7 +114,7 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
                  d_wgu = upload(w_gu);
     DeviceBuffer d_gamma = upload_bf16_vector(gamma);
     DeviceMatrix x = output(s.m, s.hidden), h = output(s.m, s.hidden), d = output(s.m, s.next),
-                 z = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
+                 z = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn), y_no_z = output(s.m, s.ffn);
     DeviceBuffer partials(norm_stats_floats(s.m, s.hidden) * 4);
     partials.poison();
     RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
@@ -122,15 +122,17 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
                         vector_view(d_gamma, s.hidden, DType::kBF16));
     linear_rmsnorm(d.view(), h.view(), d_wn.view(), stats, float(kEps));
     linear_rmsnorm_swiglu(z.view(), y.view(), h.view(), d_wgu.view(), stats, float(kEps));
+    linear_rmsnorm_swiglu(TensorView{}, y_no_z.view(), h.view(), d_wgu.view(), stats, float(kEps));
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
-    bool pad[5];
+    bool pad[6];
     EXPECT_TRUE(meets_contract(download(x, &pad[0]).v, x64.v, x_fw.v, "X = A·W_oᵀ + R"));
     EXPECT_TRUE(meets_contract(download(h, &pad[1]).v, ref::mul_per_col(x64, gamma).v,
                                ref::round_to_bf16(ref::mul_per_col(x_fw, gamma)).v, "H = X ⊙ w"));
     EXPECT_TRUE(meets_contract(download(d, &pad[2]).v, d64.v, d_fw.v, "RMSNorm(X)·W_nextᵀ"));
     EXPECT_TRUE(meets_contract(download(z, &pad[3]).v, z64.v, z_fw.v, "Z = RMSNorm(X)·W_guᵀ"));
     EXPECT_TRUE(meets_contract(download(y, &pad[4]).v, y64.v, y_fw.v, "Y = SwiGLU"));
+    EXPECT_EQ(download(y_no_z, &pad[5]).v, download(y, &pad[4]).v) << "Y without Z: same bits";
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
 }
@@ -197,8 +199,9 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
       w_cat.v[ffn * s.hidden + i] = w_up.v[i];
     }
     DeviceMatrix d_wgu = upload(ref::permute_rows(w_cat, gate_up_interleave_rows(ffn)));
-    DeviceMatrix z = output(s.m, n), y = output(s.m, ffn);
+    DeviceMatrix z = output(s.m, n), y = output(s.m, ffn), y_no_z = output(s.m, ffn);
     linear_swiglu(z.view(), y.view(), d_x.view(), d_wgu.view());
+    linear_swiglu(TensorView{}, y_no_z.view(), d_x.view(), d_wgu.view());
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
     const Matrix y64 = ref::silu_mul(linear64(x, w_gate), linear64(x, w_up));
     const Matrix y_fw = ref::round_to_bf16(ref::hadamard(
@@ -206,6 +209,86 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
     bool ypad = false;
     EXPECT_TRUE(meets_contract(download(y, &ypad).v, y64.v, y_fw.v, "Y = SwiGLU(X)"));
     EXPECT_TRUE(ypad);
+    bool no_z_pad = false;
+    EXPECT_EQ(download(y_no_z, &no_z_pad).v, download(y, &ypad).v) << "Y without Z: same bits";
+    EXPECT_TRUE(no_z_pad);
+  }
+}
+
+// QK-norm (Qwen3 / OLMo-2: per-head RMSNorm of Q and K with γ_q, γ_k) then RoPE, in the epilogue,
+// with and without the deferred input RMSNorm; hd 64 and 128, GQA 32/8 at Llama-1B and -8B widths,
+// M = 1 … 1000, positions past 100k with resets, heads of very different magnitude.
+TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.QkNormRopeAgainstStandardForward"));
+  struct QkShape { int m, hidden, q_heads, kv_heads, hd; };
+  const QkShape shapes[] = {{1, 520, 4, 2, 128}, {199, 2048, 32, 8, 64}, {1000, 4096, 32, 8, 128},
+                            {333, 1032, 5, 1, 64}};
+  for (const QkShape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd) + " heads " +
+                 std::to_string(s.q_heads) + "/" + std::to_string(s.kv_heads));
+    const int rotated_heads = s.q_heads + s.kv_heads, n = (s.q_heads + 2 * s.kv_heads) * s.hd;
+    const Matrix x = random_bf16(s.m, s.hidden, rng, 1.0);
+    Matrix w_qkv = random_bf16(n, s.hidden, rng, 0.03);
+    // Heads of very different scale (1e-3 … 30): the per-head norm must undo each.
+    for (int r = 0; r < n; ++r) {
+      const double scale = std::pow(10.0, double((r / s.hd) % 5) - 3.0) * 30.0 / 10.0;
+      for (int k = 0; k < s.hidden; ++k) w_qkv(r, k) = ref::round_to_bf16(w_qkv(r, k) * scale);
+    }
+    const std::vector<double> gamma = random_norm_weight(s.hidden, rng);
+    const std::vector<double> gamma_q = random_norm_weight(s.hd, rng), gamma_k = random_norm_weight(s.hd, rng);
+    std::vector<std::int64_t> pos(s.m);
+    std::uniform_int_distribution<std::int64_t> start(100000, 1000000);
+    for (int m = 0, p = int(start(rng)); m < s.m; ++m, ++p) {
+      if (m % 300 == 299) p = 0;
+      pos[m] = p;
+    }
+    std::vector<std::int64_t> rows = rope_interleave_rows(rotated_heads, s.hd);
+    for (int r = rotated_heads * s.hd; r < n; ++r) rows.push_back(r);
+    const std::vector<std::int64_t> head_rows = rope_interleave_rows(1, s.hd);
+    std::vector<double> gq_perm(s.hd), gk_perm(s.hd);
+    for (int i = 0; i < s.hd; ++i) gq_perm[i] = gamma_q[head_rows[i]], gk_perm[i] = gamma_k[head_rows[i]];
+    const std::vector<double> inv = rope_inverse_frequencies(s.hd, 1000000.0);
+    const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 1000000.0);
+
+    // Standard (Qwen3): [RMSNorm →] q/k/v projection → per-head q_norm / k_norm → rotate-half RoPE.
+    auto standard64 = [&](const Matrix& in) {
+      return ref::permute_cols(ref::rope_rotate_half(ref::qk_norm(linear64(in, w_qkv), s.q_heads, s.kv_heads, s.hd,
+                                                                  gamma_q, gamma_k, 1e-6),
+                                                     pos, inv, rotated_heads, s.hd), rows);
+    };
+    auto standard_fw = [&](const Matrix& in) {
+      return ref::permute_cols(ref::round_to_bf16(ref::rope_rotate_half(
+          ref::qk_norm(linear_framework(in, w_qkv), s.q_heads, s.kv_heads, s.hd, gamma_q, gamma_k, 1e-6, true),
+          pos, inv, rotated_heads, s.hd)), rows);
+    };
+    const Matrix normed64 = standard64(ref::rms_norm(x, gamma, kEps));
+    const Matrix normed_fw = standard_fw(ref::rms_norm_framework(x, gamma, kEps));
+    const Matrix plain64 = standard64(x), plain_fw = standard_fw(x);
+
+    DeviceMatrix d_x = upload(x), d_w = upload(ref::permute_rows(w_qkv, rows)),
+                 h = output(s.m, s.hidden), qkv = output(s.m, n), qkv_plain = output(s.m, n);
+    DeviceBuffer d_gamma = upload_bf16_vector(gamma), d_gq = upload_bf16_vector(gq_perm),
+                 d_gk = upload_bf16_vector(gk_perm), d_pos(s.m * 4), d_freq(table.size() * 4);
+    d_pos.upload(std::vector<std::int32_t>(pos.begin(), pos.end()));
+    d_freq.upload(table);
+    DeviceBuffer partials(norm_stats_floats(s.m, s.hidden) * 4);
+    partials.poison();
+    RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
+    const QkNorm qk{vector_view(d_gq, s.hd, DType::kBF16), vector_view(d_gk, s.hd, DType::kBF16),
+                    s.q_heads, s.kv_heads, 1e-6f};
+    const TensorView positions = vector_view(d_pos, s.m, DType::kI32),
+                     frequencies = vector_view(d_freq, n, DType::kF32);
+    rms_norm_stats(h.view(), stats, d_x.view(), vector_view(d_gamma, s.hidden, DType::kBF16));
+    linear_rmsnorm_qknorm_rope(qkv.view(), h.view(), d_w.view(), stats, float(kEps), positions,
+                               frequencies, qk);
+    linear_qknorm_rope(qkv_plain.view(), d_x.view(), d_w.view(), positions, frequencies, qk);
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    bool pad[2];
+    EXPECT_TRUE(meets_contract(download(qkv, &pad[0]).v, normed64.v, normed_fw.v,
+                               "RoPE(QkNorm(RMSNorm(X)·W_qkvᵀ))"));
+    EXPECT_TRUE(meets_contract(download(qkv_plain, &pad[1]).v, plain64.v, plain_fw.v,
+                               "RoPE(QkNorm(X·W_qkvᵀ))"));
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
 }
 
@@ -214,19 +297,29 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
 // an all-ignored batch (mean NaN, sum 0, as PyTorch), int32 and int64 targets and a z-loss.
 TEST(ForwardOps, CrossEntropyAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("ForwardOps.CrossEntropyAgainstStandard"));
-  struct Case { int m, hidden, vocab; bool int64; float z_loss; bool all_ignored; };
-  const Case cases[] = {{1, 520, 32777, false, 0.0f, true},
-                        {199, 520, 32777, true, 1e-4f, false},
-                        {1000, 776, 32777, false, 0.0f, false},
-                        {333, 2048, 4099, true, 0.0f, false}};
+  struct Case { int m, hidden, vocab; bool int64; float z_loss; bool all_ignored; float softcap; };
+  const Case cases[] = {{1, 520, 32777, false, 0.0f, true, 0.0f},
+                        {199, 520, 32777, true, 1e-4f, false, 30.0f},
+                        {1000, 776, 32777, false, 0.0f, false, 0.0f},
+                        {333, 2048, 4099, true, 0.0f, false, 3.0f}};
   for (const Case& c : cases) {
-    SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab));
+    SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab) + " softcap " +
+                 std::to_string(c.softcap));
     const Matrix x = random_bf16(c.m, c.hidden, rng, 1.0);
     const Matrix w = random_bf16(c.vocab, c.hidden, rng, 2.0 / std::sqrt(double(c.hidden)));
     std::vector<std::int64_t> targets(c.m);
     std::uniform_int_distribution<std::int64_t> col(0, c.vocab - 1);
     for (int m = 0; m < c.m; ++m) targets[m] = c.all_ignored || m % 7 == 3 ? -100 : col(rng);
-    const Matrix logits64 = linear64(x, w), logits_fw = linear_framework(x, w);
+    // Gemma 2's soft-cap c · tanh(logits / c) on the logits (the framework's rounded to bf16).
+    auto softcap = [&](Matrix logits, bool framework) {
+      if (c.softcap > 0.0f)
+        for (double& v : logits.v) {
+          v = c.softcap * std::tanh(v / c.softcap);
+          if (framework) v = ref::round_to_bf16(v);
+        }
+      return logits;
+    };
+    const Matrix logits64 = softcap(linear64(x, w), false), logits_fw = softcap(linear_framework(x, w), true);
 
     // Standard cross-entropy (float64 over the exact logits; the framework's over bf16 logits).
     auto cross_entropy = [&](const Matrix& logits, std::vector<double>* lse, std::vector<double>* row) {
@@ -257,6 +350,7 @@ TEST(ForwardOps, CrossEntropyAgainstStandard) {
     const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
     CrossEntropyOptions ce;
     ce.z_loss = c.z_loss;
+    ce.softcap = c.softcap;
     for (Reduction r : {Reduction::kNone, Reduction::kSum, Reduction::kMean}) {
       ce.reduction = r;
       const DeviceBuffer& out = r == Reduction::kNone ? loss_rows : r == Reduction::kSum ? loss_sum : loss_mean;

@@ -60,7 +60,7 @@ TEST(ProgramLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
   const gemm::KernelChoice coop{TileConfig::kCoop128x256Cluster2x1};
 
   EXPECT_EQ(error_of([&] { swiglu_pairs(D_odd, A, B_odd, {kR, 16}, coop); }),
-            "coda::epilogue::swiglu_pairs: D: N must be even (the program works on column pairs); got 31");
+            "coda::epilogue::swiglu_pairs: N: must be even (the program works on column pairs); got 31");
   EXPECT_EQ(error_of([&] { swiglu_pairs(D, A, B, {kR, 17}, coop); }),
             "coda::epilogue::swiglu_pairs: params.gated_stride: must be >= N/2 and even (4-byte pair "
             "stores); got 17");
@@ -71,7 +71,7 @@ TEST(ProgramLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
   EXPECT_EQ(error_of([&] { rope_rotate(D, A, B, {nullptr, freq}, coop); }),
             "coda::epilogue::rope_rotate: params.positions: data pointer is null");
   EXPECT_EQ(error_of([&] { rope_rotate(D_odd, A, B_odd, {reinterpret_cast<const std::int32_t*>(kP), freq}, coop); }),
-            "coda::epilogue::rope_rotate: D: N must be even (the program works on column pairs); got 31");
+            "coda::epilogue::rope_rotate: N: must be even (the program works on column pairs); got 31");
 
   EXPECT_NE(error_of([&] { swiglu_pairs_grad(D, A, B, {kR, 34, kR, 32}, coop); })
                 .find("params.packed_z: row stride must be >= N and a multiple of 4 32-bit elements"),

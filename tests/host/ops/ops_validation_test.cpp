@@ -66,6 +66,23 @@ TEST(OpsValidation, SwiGluAndRope) {
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
             "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
             "strides (1)");
+
+  // QK-norm: W has 256 rows = (q_heads + 2·kv_heads) · head_dim.
+  QkNorm qk{vec(0x70000, 64, DType::kBF16), vec(0x71000, 64, DType::kBF16), 2, 1};
+  QkNorm odd_heads = qk;
+  odd_heads.q_heads = 3;
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, odd_heads); }),
+            "coda::ops::linear_qknorm_rope: W_qkv: rows must be (q_heads + 2·kv_heads) · head_dim "
+            "with head_dim 64 or 128; got 256 rows for 5 heads");
+  QkNorm short_gamma = qk;
+  short_gamma.k_weight = vec(0x71000, 32, DType::kBF16);
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, short_gamma); }),
+            "coda::ops::linear_qknorm_rope: qk_norm.k_weight: dim 0 must equal the matching dim = 64; "
+            "got bf16[32] strides (1)");
+  QkNorm no_heads = qk;
+  no_heads.kv_heads = 0;
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, no_heads); }),
+            "coda::ops::linear_qknorm_rope: qk_norm.q_heads/kv_heads: must be positive; got 2, 0");
 }
 
 TEST(OpsValidation, CrossEntropy) {
@@ -87,6 +104,11 @@ TEST(OpsValidation, CrossEntropy) {
   ce.z_loss = -1.0f;
   EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
             "coda::ops::linear_cross_entropy: ce.z_loss: must be finite and non-negative");
+  ce.z_loss = 0.0f;
+  ce.softcap = -30.0f;
+  EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
+            "coda::ops::linear_cross_entropy: ce.softcap: must be finite and non-negative (0: no "
+            "soft-cap)");
 }
 
 }  // namespace

@@ -90,6 +90,43 @@ TEST(RewrittenForward, AdjacentPairRopeWithPermutedRowsEqualsRotateHalf) {
   EXPECT_LT(max_abs_diff(standard, rewritten), 1e-6);
 }
 
+// QK-norm before RoPE: the norm of a head does not depend on its column order, so with γ permuted
+// like the head's rows (rope_interleave_rows(1, hd)) the rewrite still equals the standard model.
+TEST(RewrittenForward, QkNormThenAdjacentPairRopeEqualsStandard) {
+  std::mt19937_64 rng(4);
+  const int q_heads = 4, kv_heads = 2, hd = 16, hidden = 24;
+  const int n = (q_heads + 2 * kv_heads) * hd;
+  const Matrix x = random(5, hidden, rng), w_qkv = random(n, hidden, rng);
+  std::vector<double> gamma_q(hd), gamma_k(hd);
+  for (int i = 0; i < hd; ++i) gamma_q[i] = 0.5 + 0.1 * i, gamma_k[i] = 2.0 - 0.07 * i;
+  const std::vector<std::int64_t> positions = {0, 3, 100000, 524287, 1 << 20};
+  const std::vector<double> inv = rope_inverse_frequencies(hd, 1000000.0);
+  const Matrix standard =
+      ref::rope_rotate_half(ref::qk_norm(ref::linear(x, w_qkv), q_heads, kv_heads, hd, gamma_q,
+                                         gamma_k, 1e-6),
+                            positions, inv, q_heads + kv_heads, hd);
+
+  std::vector<std::int64_t> rows = rope_interleave_rows(q_heads + kv_heads, hd);
+  for (int r = (q_heads + kv_heads) * hd; r < n; ++r) rows.push_back(r);
+  const std::vector<std::int64_t> head_perm = rope_interleave_rows(1, hd);
+  std::vector<double> gq_perm(hd), gk_perm(hd);
+  for (int i = 0; i < hd; ++i) gq_perm[i] = gamma_q[head_perm[i]], gk_perm[i] = gamma_k[head_perm[i]];
+  const std::vector<float> table = rope_frequencies(q_heads, kv_heads, hd, 1000000.0);
+  std::vector<double> turns(n / 2);
+  for (int j = 0; j < n / 2; ++j) turns[j] = double(table[2 * j]) + double(table[2 * j + 1]);
+  const Matrix ours = ref::rope_pairs(
+      ref::qk_norm(ref::linear(x, ref::permute_rows(w_qkv, rows)), q_heads, kv_heads, hd, gq_perm,
+                   gk_perm, 1e-6),
+      positions, turns);
+  EXPECT_LT(max_abs_diff(ref::permute_cols(standard, rows), ours), 1e-6);
+  // And the norm did something: without it the outputs differ.
+  EXPECT_GT(max_abs_diff(ref::permute_cols(ref::rope_rotate_half(ref::linear(x, w_qkv), positions,
+                                                                 inv, q_heads + kv_heads, hd),
+                                           rows),
+                         ours),
+            0.1);
+}
+
 TEST(Weights, TablesAndPermutations) {
   const std::vector<std::int64_t> gu = gate_up_interleave_rows(3);
   EXPECT_EQ(gu, (std::vector<std::int64_t>{0, 3, 1, 4, 2, 5}));

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Family 5 (reduce, then rewrite): per-head RMSNorm of Q and K followed by RoPE, on the fused QKV
+// tile while it is still in registers (Qwen3 / OLMo-2 QK-norm):
+//   QkNormRopePairs<X> for a Q or K head h of x = X[m, head columns]:
+//                     y = RoPE(x · rsqrt(mean(x²) + eps) ⊙ γ)      (γ = γ_q or γ_k, per column)
+//                   V columns pass through unchanged.
+// `visit` passes X through; `reduce` (called by the collective once the whole subtile has been
+// visited, with the subtile's results) sums x² per row and head, combines the 4 lanes of a quad
+// (which hold the row's whole subtile, node.hpp), and rewrites the results in place, as CUTLASS's
+// top-k softmax node does. So the node must be the root of the program, and the subtile must hold
+// whole heads: programs using it declare kEpilogueTileN = kQkNormSubtileN (gemm/kernel.hpp), a
+// multiple of head_dim ∈ {64, 128}; the Q/K/V boundaries are multiples of head_dim, so a subtile
+// holds one or two whole heads. Columns are in the adjacent-pair RoPE order (rope.hpp), γ permuted
+// the same way (weights.hpp). Deterministic: fixed shuffle order, no atomics.
+#pragma once
+
+#include "coda/epilogue/cutlass_fusion.hpp"
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/array.h>
+#include <cutlass/bfloat16.h>
+
+#include "coda/epilogue/node.hpp"
+#include "coda/epilogue/rope.hpp"
+
+namespace coda::epilogue {
+
+constexpr int kQkNormSubtileN = 128;
+
+struct QkNormRopeArguments {
+  RopePairsArguments rope;
+  const cutlass::bfloat16_t* q_norm_weight = nullptr;  // [head_dim] γ_q
+  const cutlass::bfloat16_t* k_norm_weight = nullptr;  // [head_dim] γ_k
+  int q_columns = 0;                                   // q_heads · head_dim
+  int qk_columns = 0;                                  // (q_heads + kv_heads) · head_dim
+  int head_dim = 128;                                  // 64 or 128
+  float eps = 1e-6f;
+};
+
+struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
+  using RegisterNode::RegisterNode;
+
+  template <class Coords, class RowF>
+  struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
+    CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF first_head, RowF second_head,
+                                          Params const& params)
+        : coords(coords), first_head(first_head), second_head(second_head), params(params) {}
+    Coords coords;
+    RowF first_head, second_head;  // per row: Σx², then the norm scale, of the subtile's heads
+    Params const& params;
+
+    template <class ElementAcc, class ElementIn, int F>
+    CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int, int,
+                                                  int, cutlass::Array<ElementIn, F> const& x) {
+      cutlass::Array<float, F> y;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) y[i] = float(x[i]);
+      return y;
+    }
+
+    template <class STensor, class SyncFn, class VTensor>
+    CUTLASS_DEVICE void reduce(STensor&&, SyncFn const&, int epi_m, int epi_n, bool,
+                               VTensor visit_results) {
+      constexpr int F = cute::remove_cvref_t<decltype(visit_results(0))>::kElements;
+      static_assert(F % 2 == 0, "QkNormRope: the fragment must hold whole column pairs");
+      auto first_mn = first_head(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto second_mn = second_head(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto first_k = unique_rows(first_head);
+      auto second_k = unique_rows(second_head);
+      // Subtiles start at multiples of kQkNormSubtileN, so a column belongs to the subtile's
+      // second head (head_dim = 64) when n % kQkNormSubtileN >= head_dim.
+      auto in_second_head = [&](int n) { return n % kQkNormSubtileN >= params.head_dim; };
+
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(first_k); ++k) first_k(k) = second_k(k) = 0.0f;
+      CUTLASS_PRAGMA_UNROLL
+      for (int v = 0; v < cute::size(visit_results); ++v) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < F; ++i) {
+          int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
+          float x2 = visit_results(v)[i] * visit_results(v)[i];
+          bool second = in_second_head(n);
+          first_mn(v * F + i) += second ? 0.0f : x2;
+          second_mn(v * F + i) += second ? x2 : 0.0f;
+        }
+      }
+      const float inv_hd = 1.0f / float(params.head_dim);
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(first_k); ++k) {
+        float a = first_k(k), b = second_k(k);
+        CUTLASS_PRAGMA_UNROLL
+        for (int mask = 1; mask <= 2; mask <<= 1) {
+          a += shuffle_xor(a, mask);
+          b += shuffle_xor(b, mask);
+        }
+        first_k(k) = rsqrtf(a * inv_hd + params.eps);
+        second_k(k) = rsqrtf(b * inv_hd + params.eps);
+      }
+
+      CUTLASS_PRAGMA_UNROLL
+      for (int v = 0; v < cute::size(visit_results); ++v) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < F; i += 2) {
+          auto [m, n] = coords.template at<F>(v, epi_m, epi_n, i);
+          if (m >= coords.M || n >= params.qk_columns) continue;  // V columns, rows past M
+          const cutlass::bfloat16_t* gamma =
+              n < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
+          const int j = n % params.head_dim;
+          float scale = in_second_head(n) ? second_mn(v * F + i) : first_mn(v * F + i);
+          float x0 = visit_results(v)[i] * scale * float(gamma[j]);
+          float x1 = visit_results(v)[i + 1] * scale * float(gamma[j + 1]);
+          float s, c;
+          rope_sincos(params.rope.positions[m], params.rope.frequencies[n / 2], s, c);
+          visit_results(v)[i] = x0 * c - x1 * s;
+          visit_results(v)[i + 1] = x0 * s + x1 * c;
+        }
+      }
+    }
+  };
+
+  template <bool ReferenceSrc, class... Args>
+  CUTLASS_DEVICE auto get_consumer_store_callbacks(
+      cutlass::epilogue::fusion::detail::ConsumerStoreArgs<Args...> const& args) {
+    static_assert(cute::size<1>(decltype(args.epi_tile){}) == kQkNormSubtileN,
+                  "QkNormRope: the program must declare kEpilogueTileN = kQkNormSubtileN");
+    auto coords = fragment_coords(args);
+    auto first_head = make_row_registers<float, ReferenceSrc>(args);
+    auto second_head = make_row_registers<float, ReferenceSrc>(args);
+    return ConsumerStoreCallbacks<decltype(coords), decltype(first_head)>(coords, first_head,
+                                                                          second_head, params);
+  }
+};
+
+template <class X>
+using QkNormRopePairs = cutlass::epilogue::fusion::Sm90EVT<QkNormRopePairsNode, X>;
+
+}  // namespace coda::epilogue
