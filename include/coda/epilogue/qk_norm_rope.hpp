@@ -71,7 +71,7 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
       auto second_k = unique_rows(second_head);
       // Subtiles start at multiples of kQkNormSubtileN, so a column belongs to the subtile's
       // second head (head_dim = 64) when n % kQkNormSubtileN >= head_dim.
-      auto in_second_head = [&](int n) { return n % kQkNormSubtileN >= params.head_dim; };
+      auto in_second_head = [&](int n) { return (n & (kQkNormSubtileN - 1)) >= params.head_dim; };
 
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(first_k); ++k) first_k(k) = second_k(k) = 0.0f;
@@ -107,10 +107,12 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
           if (m >= coords.M || n >= params.qk_columns) continue;  // V columns, rows past M
           const cutlass::bfloat16_t* gamma =
               n < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
-          const int j = n % params.head_dim;
+          // head_dim is 64 or 128, j even: one 4-byte load of (γ[j], γ[j + 1]).
+          const auto g = *reinterpret_cast<const cutlass::Array<cutlass::bfloat16_t, 2>*>(
+              gamma + (n & (params.head_dim - 1)));
           float scale = in_second_head(n) ? second_mn(v * F + i) : first_mn(v * F + i);
-          float x0 = visit_results(v)[i] * scale * float(gamma[j]);
-          float x1 = visit_results(v)[i + 1] * scale * float(gamma[j + 1]);
+          float x0 = visit_results(v)[i] * scale * float(g[0]);
+          float x1 = visit_results(v)[i + 1] * scale * float(g[1]);
           float s, c;
           rope_sincos(params.rope.positions[m], params.rope.frequencies[n / 2], s, c);
           visit_results(v)[i] = x0 * c - x1 * s;
