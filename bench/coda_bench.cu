@@ -4,7 +4,8 @@
 //                   [--json results.json]
 //   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
 //   coda-bench epilogue [--rounds N] [--json results.json]
-//   coda-bench ops [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--rounds N] [--json results.json]
+//   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--rounds N]
+//                  [--json results.json]
 //   coda-bench tune-ops [--models ...] [--rounds N] [--table-out op_table.inc]
 // CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
 #include <cstdio>
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
   if (const char* d = std::getenv("CODA_DATE")) args.date = d;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--fwd" || flag == "--bwd") {  // ops: which pass (same as --passes fwd|bwd)
+      args.passes = flag.substr(2);
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "coda-bench: %s needs a value\n", flag.c_str());
       return 2;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `coda-bench ops`: the forward ops (include/coda/ops/) against the cuBLAS GEMM of the same shape
-// (the speed of light) and CODA's plain GEMM, in the same process, interleaved rounds. Shapes: the
+// `coda-bench ops [--bwd]`: the forward (or backward) ops (include/coda/ops/) against the cuBLAS
+// GEMM of the same shape (the speed of light) and CODA's plain GEMM, in the same process,
+// interleaved rounds. Shapes: the
 // Llama-3 1B/8B/70B projections each op replaces at M tokens, and the paper's square shapes
 // sq2048/sq4096/sq8192 (M = N = K).
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/ops/weights.hpp"
 #include "gemm_bench.hpp"
@@ -47,9 +49,14 @@ struct Row {
 Row measure(const std::string& op, const std::string& shape_name, int m, int n, int k,
             const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream,
             std::string* tune_out = nullptr) {
-  const GemmShape shape{shape_name, op, "fwd", gemm::OperandLayout::kAkBk, m, n, k};
+  // Backward ops run in dgrad GEMMs (dY = dOut · W: A K-major, B N-major); n = F, k = hidden.
+  const bool bwd = op == "linear_swiglu_bwd";
+  const GemmShape shape{shape_name, op, bwd ? "dgrad" : "fwd",
+                        bwd ? gemm::OperandLayout::kAkBn : gemm::OperandLayout::kAkBk, m, n, k};
   OperandSets ops(shape, 256u << 20);
   const std::size_t mn = std::size_t(m) * n;
+  DeviceAlloc z(bwd ? 4 * mn : 16), dz(bwd ? 4 * mn : 16), zdz(std::size_t(m) * 4),
+      bwd_workspace(bwd ? ops::linear_swiglu_bwd_workspace_bytes(m, n) : 16);
   DeviceAlloc extra(mn * 2), residual(mn * 2), weight(std::size_t(n) * 2),
       stats_buf(ops::norm_stats_floats(m, std::max(n, k)) * 4), positions(std::size_t(m) * 4),
       freq(std::size_t(n) * 4);
@@ -65,7 +72,7 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   stats.width = k;
   ops::RowNormStats produced = stats;
   gemm::GemmOptions plain;
-  plain.choice = gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, m, n, k);
+  plain.choice = gemm::choose_kernel(shape.layout, DType::kBF16, m, n, k);
   const std::size_t ws = gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), plain);
   DeviceAlloc workspace(std::max<std::size_t>(ws, 16));  // stream-K partials
   plain.workspace = ws ? workspace.get() : nullptr;
@@ -133,6 +140,14 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_rmsnorm_qknorm_rope(ops.d(i), ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, qk_norm,
                                       stream, o);
+    };
+  else if (op == "linear_swiglu_bwd")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      // ops.b(i) is W_down [hidden, F] seen as the GEMM's N-major B.
+      ops::linear_swiglu_bwd(matrix(dz, m, 2 * n), ops.d(i), vector_view(zdz, m, DType::kF32),
+                             ops.a(i), TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
+                             matrix(z, m, 2 * n), bwd_workspace.get(),
+                             ops::linear_swiglu_bwd_workspace_bytes(m, n), stream, o);
     };
   else
     throw Error("coda-bench ops: unknown op " + op);
@@ -203,7 +218,10 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   cudaStream_t stream = device.stream;
   cublasHandle_t handle = device.handle;
   const cudaDeviceProp& prop = device.prop;
-  std::printf("coda-bench ops (forward) on %s, %d rounds\n", prop.name, args.rounds);
+  // --passes bwd (or --bwd): the backward ops; otherwise the forward ones.
+  const bool bwd = args.passes == "bwd";
+  std::printf("coda-bench ops (%s) on %s, %d rounds\n", bwd ? "backward" : "forward", prop.name,
+              args.rounds);
 
   const Model models[] = {{"1B", 2048, 32, 8, 64, 8192},
                           {"8B", 4096, 32, 8, 128, 14336},
@@ -213,6 +231,10 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   for (const Model& md : models) {
     if (!selected(args.models, md.name)) continue;
     const int qkv = (md.q_heads + 2 * md.kv_heads) * md.head_dim;
+    if (bwd) {  // the down-projection's dgrad: dOut [M, hidden] · W_down [hidden, F]
+      rows.push_back(measure("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, args, handle, stream, tune_out));
+      continue;
+    }
     rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
     rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
@@ -232,6 +254,10 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     const std::string name = "sq" + std::to_string(s);
     if (!selected(args.models, name)) continue;
     const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
+    if (bwd) {
+      rows.push_back(measure("linear_swiglu_bwd", name, s, s, s, sq, args, handle, stream, tune_out));
+      continue;
+    }
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
                            "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope",
                            "linear_qknorm_rope", "linear_rmsnorm_qknorm_rope"})

@@ -79,6 +79,27 @@ Matrix silu_mul(const Matrix& gate, const Matrix& up) {
   return y;
 }
 
+void silu_mul_backward(const Matrix& gate, const Matrix& up, const Matrix& dy, Matrix* dgate,
+                       Matrix* dup, bool framework) {
+  *dgate = Matrix(gate.rows, gate.cols);
+  *dup = Matrix(gate.rows, gate.cols);
+  auto r = [&](double v) { return framework ? double(round_to_bf16(float(v))) : v; };
+  for (std::size_t i = 0; i < gate.v.size(); ++i) {
+    const double g = gate.v[i], sig = 1.0 / (1.0 + std::exp(-g));
+    const double s = r(g * sig);           // silu(g), a bf16 tensor in the framework
+    const double ds = r(dy.v[i] * up.v[i]);  // ∂silu
+    dup->v[i] = r(dy.v[i] * s);
+    dgate->v[i] = r(ds * sig * (1.0 + g * (1.0 - sig)));
+  }
+}
+
+Matrix transpose(const Matrix& x) {
+  Matrix t(x.cols, x.rows);
+  for (int r = 0; r < x.rows; ++r)
+    for (int c = 0; c < x.cols; ++c) t(c, r) = x(r, c);
+  return t;
+}
+
 Matrix hadamard(const Matrix& a, const Matrix& b) {
   Matrix y(a.rows, a.cols);
   for (std::size_t i = 0; i < y.v.size(); ++i) y.v[i] = a.v[i] * b.v[i];

@@ -36,6 +36,13 @@ Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
 // silu(gate) ⊙ up, and the plain element-wise product.
 Matrix silu_mul(const Matrix& gate, const Matrix& up);
 Matrix hadamard(const Matrix& a, const Matrix& b);
+// The backward of silu(gate) ⊙ up for the upstream gradient dy:
+//   ∂gate = dy · up · σ(g) · (1 + g · (1 − σ(g))),   ∂up = dy · silu(g).
+// framework: as PyTorch's bf16 autograd does it (silu(g) a bf16 tensor, each product rounded).
+void silu_mul_backward(const Matrix& gate, const Matrix& up, const Matrix& dy, Matrix* dgate,
+                       Matrix* dup, bool framework = false);
+// xᵀ.
+Matrix transpose(const Matrix& x);
 
 // Hugging Face rotate-half RoPE on the first `rotated_heads` heads of width hd of x (columns
 // beyond pass through): for i < hd/2, with θ = positions[m] · inv_freq[i],

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole GPU check in one command on a Hopper machine: build (16 jobs) -> GPU tests -> GEMM
-# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM -> forward ops against cuBLAS. Logs and JSON go under $OUT (default ./device-out); a short table is
+# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM -> forward and backward ops
+# against cuBLAS and stock PyTorch. Logs and JSON go under $OUT (default ./device-out); a short table is
 # printed last.
-#   scripts/device-run.sh [all|test|bench|epilogue|ops|tune]
+#   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune]
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -69,6 +70,22 @@ if [ "$mode" = all ] || [ "$mode" = ops ]; then
     cat "$out/ops_table.md"
   else
     sed -n '/^| op/,$p' "$out/bench_ops.log"
+  fi
+fi
+if [ "$mode" = all ] || [ "$mode" = ops-bwd ]; then
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" ops --bwd --json "$out/ops_bwd_coda.json" ${BENCH_ARGS:-} \
+    > "$out/bench_ops_bwd.log" 2>&1 || status=1
+  grep -E "ERROR|coda-bench:" "$out/bench_ops_bwd.log" || true
+  if python3 -c "import torch" 2> /dev/null; then
+    # shellcheck disable=SC2086
+    python3 bench/torch_ops_bwd.py --json "$out/torch_ops_bwd.json" ${BENCH_ARGS:-} \
+      > "$out/torch_ops_bwd.log" 2>&1 || status=1
+    python3 scripts/merge_ops_json.py "$out/ops_bwd_coda.json" "$out/torch_ops_bwd.json" \
+      > "$out/ops_bwd.json" 2> "$out/ops_bwd_table.md" || status=1
+    cat "$out/ops_bwd_table.md"
+  else
+    sed -n '/^| op/,$p' "$out/bench_ops_bwd.log"
   fi
 fi
 if [ "$mode" = tune ]; then

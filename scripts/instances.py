@@ -47,26 +47,30 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate",
                      "CrossEntropyLoss": "cross_entropy_loss", "QkNormRope": "qk_norm_rope",
                      "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
-                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d"}
+                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
 NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
+# The operand layout a program is compiled for (config.hpp): the forward's unless listed. Backward
+# programs run in dgrad GEMMs (dY = dOut · W with W in nn.Linear layout).
+PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn"}
 
 
 def epilogue_instances():
     for program, pname in EPILOGUE_PROGRAMS.items():
         d = "void" if program in NO_D_PROGRAMS else "bf16"
+        layout = PROGRAM_LAYOUTS.get(program, "AkBk")
         for config in EPILOGUE_CONFIGS:
-            yield f"epi_{pname}_akbk_{d}_{CONFIGS[config]}", program, config
+            yield f"epi_{pname}_{layout.lower()}_{d}_{CONFIGS[config]}", program, config, layout
 
 
-def epilogue_tu(name, program, config):
+def epilogue_tu(name, program, config, layout):
     return (
         HEADER
         + '#include "coda/epilogue/programs.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
-        + f"using K = gemm::GemmKernel<gemm::OperandLayout::kAkBk, "
+        + f"using K = gemm::GemmKernel<gemm::OperandLayout::k{layout}, "
         + ("void" if program in NO_D_PROGRAMS else "cutlass::bfloat16_t") + ",\n"
         + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
         + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
@@ -80,9 +84,9 @@ def epilogue_tu(name, program, config):
 
 
 def epilogue_dispatch_inc():
-    lines = [HEADER, "// CODA_EPILOGUE_INSTANCE(program, config, name)\n"]
-    for name, program, config in epilogue_instances():
-        lines.append(f"CODA_EPILOGUE_INSTANCE({program}, {config}, {name})\n")
+    lines = [HEADER, "// CODA_EPILOGUE_INSTANCE(program, config, layout, name)\n"]
+    for name, program, config, layout in epilogue_instances():
+        lines.append(f"CODA_EPILOGUE_INSTANCE({program}, {config}, k{layout}, {name})\n")
     return "".join(lines)
 
 
@@ -123,8 +127,8 @@ def dispatch_inc():
 def expected_files():
     files = {OUT / "dispatch.inc": dispatch_inc(),
              OUT / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
-    for name, program, config in epilogue_instances():
-        files[OUT / f"{name}_sm90a.cu"] = epilogue_tu(name, program, config)
+    for name, program, config, layout in epilogue_instances():
+        files[OUT / f"{name}_sm90a.cu"] = epilogue_tu(name, program, config, layout)
     for name, layout, dname, _, config in instances():
         files[OUT / f"{name}_sm90a.cu"] = instance_tu(name, layout, dname, config)
     return files

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Joins `coda-bench ops` JSON with bench/torch_ops_fwd.py JSON (same device call) into the
-ops_fwd.json of bench/results: baselines cublas_gemm, torch_eager, torch_compile, and the share of
+"""Joins `coda-bench ops [--bwd]` JSON with bench/torch_ops_fwd.py (torch_ops_bwd.py) JSON from the
+same device call into the ops_fwd.json (ops_bwd.json) of bench/results: baselines cublas_gemm, torch_eager, torch_compile, and the share of
 the torch.compile headroom captured, (t_compile − t_coda) / (t_compile − t_gemm), t_gemm = cuBLAS.
 
     python3 scripts/merge_ops_json.py coda_ops.json torch_ops.json > ops_fwd.json

@@ -15,7 +15,7 @@
 namespace coda::epilogue {
 
 namespace instances {
-#define CODA_EPILOGUE_INSTANCE(program, config, name)                                           \
+#define CODA_EPILOGUE_INSTANCE(program, config, layout, name)                                   \
   void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
             cudaStream_t);
 #include "../instances/epilogue_dispatch.inc"
@@ -30,13 +30,23 @@ using Launcher = void (*)(const gemm::GemmProblem&, const gemm::KernelChoice&, c
 
 template <class Params>
 Launcher<Params> find(gemm::TileConfig config) {
-#define CODA_EPILOGUE_INSTANCE(program, cfg, name)                \
+#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name)        \
   if constexpr (std::is_same_v<Params, program##Params>) {        \
     if (config == gemm::TileConfig::cfg) return &instances::name; \
   }
 #include "../instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
   return nullptr;
+}
+
+// The operand layout the program of Params is compiled for (scripts/instances.py).
+template <class Params>
+gemm::OperandLayout compiled_layout() {
+#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name) \
+  if constexpr (std::is_same_v<Params, program##Params>) return gemm::OperandLayout::layout;
+#include "../instances/epilogue_dispatch.inc"
+#undef CODA_EPILOGUE_INSTANCE
+  return gemm::OperandLayout::kAkBk;
 }
 
 void require_aligned(const void* p, const char* where, const char* name, std::size_t bytes) {
@@ -86,8 +96,13 @@ void run_program(const char* where, const gemm::GemmProblem& p, const TensorView
                  const TensorView& A, const TensorView& B, const Params& params,
                  gemm::KernelChoice choice, cudaStream_t stream,
                  std::initializer_list<ParamPointer> param_pointers) {
-  require(p.layout == gemm::OperandLayout::kAkBk, where,
-          "A and B: the epilogue programs are compiled for K-major A and B (forward layout)");
+  const gemm::OperandLayout layout = compiled_layout<Params>();
+  require(p.layout == layout, where,
+          std::string("A and B: this program is compiled for the ") + gemm::to_string(layout) +
+              " operand layout (" +
+              (layout == gemm::OperandLayout::kAkBk ? "forward: K-major A and B"
+                                                    : "dgrad: K-major A, N-major B") +
+              "); got " + gemm::to_string(p.layout));
   Launcher<Params> run = find<Params>(choice.config);
   require(run != nullptr, where,
           std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
@@ -377,6 +392,20 @@ void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,
   run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
               {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
                {params.gated.gated, "params.gated.gated"}});
+}
+
+void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
+                const SwiGluBwdParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::swiglu_bwd";
+  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere,
+                      "params.packed_z");
+  require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
+                      "params.packed_dz");
+  require_aligned(params.zdz_partials, kWhere, "params.zdz_partials", 16);
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.packed_z, "params.packed_z"},
+          {params.packed_dz, "params.packed_dz"},
+          {params.zdz_partials, "params.zdz_partials"}});
 }
 
 }  // namespace coda::epilogue

@@ -37,6 +37,12 @@ struct SiluGateGradGate {
 struct SiluGateGradUp {
   CUTLASS_DEVICE float operator()(float dy, float g, float) const { return dy * fast_silu(g); }
 };
+// One pair's share of ⟨z, dz⟩: g·∂g + u·∂u.
+struct PairDot {
+  CUTLASS_DEVICE float operator()(float g, float u, float dg, float du) const {
+    return g * dg + u * du;
+  }
+};
 
 struct GatedPairStoreArguments {
   cutlass::bfloat16_t* out = nullptr;  // Y: [M, N/2], 4-byte aligned rows

@@ -24,13 +24,15 @@ namespace detail {
 constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 }
 
+// The bare per-row node (for DAGs, composition.hpp); PerRowPartial is it applied to a child.
+template <class Ctx, template <class> class RegReduce>
+using PerRowPartialNode = cutlass::epilogue::fusion::Sm90ColReduction<
+    RegReduce, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
+    detail::kRound, cute::Stride<cute::_1, cute::_0, std::int64_t>, 4, true,
+    /*FinalReduction=*/false, /*VisitCheckOOB=*/true>;
+
 template <class Ctx, template <class> class RegReduce, class Child>
-using PerRowPartial = cutlass::epilogue::fusion::Sm90EVT<
-    cutlass::epilogue::fusion::Sm90ColReduction<
-        RegReduce, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
-        detail::kRound, cute::Stride<cute::_1, cute::_0, std::int64_t>, 4, true,
-        /*FinalReduction=*/false, /*VisitCheckOOB=*/true>,
-    Child>;
+using PerRowPartial = cutlass::epilogue::fusion::Sm90EVT<PerRowPartialNode<Ctx, RegReduce>, Child>;
 
 template <class Ctx, class Child>
 using PerRowPartialSum = PerRowPartial<Ctx, cutlass::plus, Child>;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Launchers for the compiled epilogue programs (forward layout, bf16 D): validate the GEMM
-// operands like coda::gemm::gemm, then run the program's kernel for `config`.
+// Launchers for the compiled epilogue programs (bf16 D; the forward layout unless said): validate
+// the GEMM operands like coda::gemm::gemm, then run the program's kernel for `config`.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -73,6 +73,10 @@ void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorVie
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
                                  const CrossEntropyLossParams& params, gemm::KernelChoice choice,
                                  cudaStream_t stream = nullptr);
+// Dgrad layout (A K-major, B N-major: dY = dOut · W_down).
+void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
+                const SwiGluBwdParams& params, gemm::KernelChoice choice,
+                cudaStream_t stream = nullptr);
 void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
                        gemm::KernelChoice choice, cudaStream_t stream = nullptr);
 void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,

@@ -63,6 +63,12 @@ struct SwiGluPairsGradParams {
   void* packed_dz = nullptr;         // dZ: 32-bit [M, F]
   std::int64_t packed_dz_stride = 0;
 };
+// The SwiGLU backward in the down-projection's dgrad (layout AkBn): SwiGluPairsGrad plus
+// Σ_j (g·∂g + u·∂u) per (row, N-tile) → zdz partials: ⟨z, dz⟩ of the preceding RMSNorm's output
+// projection, which that norm's backward needs.
+struct SwiGluBwdParams : SwiGluPairsGradParams {
+  float* zdz_partials = nullptr;  // per-row partial layout of this GEMM (M × F)
+};
 // D = rstd[m] · acc, rstd folded from Σx² partials in registers   (per-row leaf)
 struct RstdRowScaleParams {
   const float* sumsq_partials = nullptr;  // per-row partials of the producing GEMM

@@ -160,6 +160,33 @@ struct SwiGluPairsGrad {
   }
 };
 
+// The same with ⟨z, dz⟩ per row: Σ_j (g·∂g + u·∂u) → per-row partials. Compiled for the dgrad
+// layout (dY = dOut · W_down).
+struct SwiGluBwd {
+  using Params = SwiGluBwdParams;
+  template <class Ctx>
+  using Callbacks =
+      Dag<Edges<From<>, From<>, From<1>, From<1>, From<0, 2, 3>, From<0, 2, 3>, From<4, 5>,
+                From<6>, From<2, 3, 4, 5>, From<8>, From<2, 3>>,
+          Acc,                                                  // 0: dY
+          PackedPairLoad<Ctx>,                                  // 1: Z pairs
+          MapNode<FirstOfPairFn>,                               // 2: g
+          MapNode<SecondOfPairFn>,                              // 3: u
+          MapNode<SiluGateGradGate>,                            // 4: ∂g
+          MapNode<SiluGateGradUp>,                              // 5: ∂u
+          MapNode<PackPairFn>,                                  // 6: (∂g, ∂u)
+          PackedPairStoreNode<Ctx>,                             // 7: → dZ
+          MapNode<PairDot>,                                     // 8: g·∂g + u·∂u
+          PerRowPartialNode<Ctx, cutlass::plus>,                // 9: → zdz partials
+          MapNode<SiluGate>>;                                   // 10: D = Y = silu(g) · u
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    SwiGluPairsGrad::fill(a, p);
+    cute::get<9>(a) = {p.zdz_partials, 0.0f, {}};
+  }
+};
+
 // D = rstd[m] · acc, rstd folded in registers from the producing GEMM's Σx² partials
 struct RstdRowScale {
   using Params = RstdRowScaleParams;

@@ -20,6 +20,7 @@
 #include "coda/ops/weights.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix.hpp"
+#include "device/ops/ops_test_support.hpp"
 #include "device/gemm_oracle.hpp"
 #include "reference/bf16.hpp"
 #include "reference/llama.hpp"
@@ -36,44 +37,6 @@ using testing::output;
 using testing::upload;
 
 constexpr double kEps = 1e-5;
-
-Matrix random_bf16(int rows, int cols, std::mt19937_64& rng, double stddev) {
-  return testing::to_matrix(testing::random_bf16_matrix(rows, cols, rng, float(stddev)), rows, cols);
-}
-
-std::vector<float> as_floats(const Matrix& x) { return std::vector<float>(x.v.begin(), x.v.end()); }
-
-// x · wᵀ in float64 on the GPU.
-Matrix linear64(const Matrix& x, const Matrix& w) {
-  Matrix y(x.rows, w.rows);
-  y.v = testing::gemm_ref64(x.rows, w.rows, x.cols, as_floats(x), as_floats(w));
-  return y;
-}
-// x · wᵀ as a bf16 framework computes it (cuBLAS, fp32 accumulation, bf16 out).
-Matrix linear_framework(const Matrix& x, const Matrix& w) {
-  auto f = testing::gemm_cublas_f32(x.rows, w.rows, x.cols, as_floats(x), as_floats(w));
-  Matrix y(x.rows, w.rows);
-  for (std::size_t i = 0; i < f.size(); ++i) y.v[i] = ref::round_to_bf16(f[i]);
-  return y;
-}
-
-TensorView vector_view(const DeviceBuffer& b, std::int64_t n, DType t) {
-  return TensorView::vector(b.get(), t, n);
-}
-
-DeviceBuffer upload_bf16_vector(const std::vector<double>& v) {
-  std::vector<std::uint16_t> bits(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) bits[i] = ref::float_to_bf16_bits(float(v[i]));
-  DeviceBuffer b(bits.size() * 2);
-  b.upload(bits);
-  return b;
-}
-
-std::vector<double> random_norm_weight(int n, std::mt19937_64& rng) {
-  std::vector<double> w(n);
-  for (double& x : w) x = ref::round_to_bf16(std::normal_distribution<double>(1.0, 0.2)(rng));
-  return w;
-}
 
 struct ChainShape {
   int m, hidden, attn, ffn, next;  // X: m × hidden; A: m × attn; W_gu: 2·ffn × hidden

@@ -35,9 +35,16 @@ TEST(ProgramLaunchers, RejectBeforeLaunch) {
             "coda::epilogue::row_scale: params.row_scale: must be 4-byte aligned");
   rs.row_scale = kP;
   auto Bn = TensorView::matrix_col_major(testing::kFakeB, DType::kBF16, 32, 64);
-  EXPECT_NE(error_of([&] { row_scale(D, A, Bn, rs, coop); })
-                .find("compiled for K-major A and B"),
-            std::string::npos);
+  EXPECT_EQ(error_of([&] { row_scale(D, A, Bn, rs, coop); }),
+            "coda::epilogue::row_scale: A and B: this program is compiled for the AkBk operand "
+            "layout (forward: K-major A and B); got AkBn");
+  // The SwiGLU backward runs in a dgrad GEMM: the forward layout is refused.
+  SwiGluBwdParams sb;
+  sb.packed_z = sb.packed_dz = sb.zdz_partials = kP;
+  sb.packed_z_stride = sb.packed_dz_stride = 32;
+  EXPECT_EQ(error_of([&] { swiglu_bwd(D, A, B, sb, coop); }),
+            "coda::epilogue::swiglu_bwd: A and B: this program is compiled for the AkBn operand "
+            "layout (dgrad: K-major A, N-major B); got AkBk");
   EXPECT_EQ(error_of([&] { row_scale(D, A, B, rs, {TileConfig::kCoop128x256Cluster1x2}); }),
             "coda::epilogue::row_scale: choice.config: no coop_128x256_1x2 instance");
   auto D32 = TensorView::matrix(testing::kFakeD, DType::kF32, 64, 32);

@@ -6,6 +6,7 @@
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "host/test_support.hpp"
 
@@ -109,6 +110,25 @@ TEST(OpsValidation, CrossEntropy) {
   EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
             "coda::ops::linear_cross_entropy: ce.softcap: must be finite and non-negative (0: no "
             "soft-cap)");
+}
+
+TEST(OpsValidation, SwiGluBackward) {
+  // dOut [64, 128], W_down [128, 96] (F = 96), Z / dZ [64, 192], Y [64, 96].
+  const auto dOut = bf16(0x10000, 64, 128), W = bf16(0x20000, 128, 96);
+  const auto Z = bf16(0x30000, 64, 192), dZ = bf16(0x40000, 64, 192), Y = bf16(0x50000, 64, 96);
+  const auto zdz = vec(0x58000, 64, DType::kF32);
+  void* ws = reinterpret_cast<void*>(0x60000);
+  const std::size_t bytes = linear_swiglu_bwd_workspace_bytes(64, 96);
+  EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, bf16(0x20000, 96, 128), Z, ws, bytes); }),
+            "coda::ops::linear_swiglu_bwd: W_down: dim 0 must equal dOut's columns (hidden) = 128; got "
+            "bf16[96, 128] strides (128, 1)");
+  EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, W, bf16(0x30000, 64, 96), ws, bytes); }),
+            "coda::ops::linear_swiglu_bwd: Z: dim 1 must equal N = 192; got bf16[64, 96] strides (96, 1)");
+  EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, vec(0x58000, 64, DType::kBF16), dOut, W, Z, ws, bytes); }),
+            "coda::ops::linear_swiglu_bwd: zdz: dtype must be f32; got bf16");
+  EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, W, Z, ws, bytes - 4); }),
+            "coda::ops::linear_swiglu_bwd: workspace_bytes: needs linear_swiglu_bwd_workspace_bytes(M, F) = " +
+                std::to_string(bytes) + "; got " + std::to_string(bytes - 4));
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The unfused stock-PyTorch backward of each op in `coda-bench ops --bwd` (cuBLAS GEMM + eager or
+torch.compile for the rest), at the same shapes, for bench/results/ops_bwd.json
+(scripts/merge_ops_json.py joins the two).
+
+    python3 bench/torch_ops_bwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] --json out.json
+
+linear_swiglu_bwd: what autograd runs for Hugging Face's down_proj(silu(gate) * up) given the
+gradient at the MLP output and the saved gate/up halves: dY = dOut · W_down, then silu's and the
+product's backward (aten.silu_backward), and Y recomputed for ∂W_down (as CODA does; a model that
+saved Y would skip it, so the baseline is generous). ⟨z, dz⟩, which CODA also returns, is not
+charged to the baseline.
+"""
+import argparse
+import json
+
+import torch
+import torch.nn.functional as F
+
+from torch_ops_fwd import MODELS, dev, dt, timed
+
+
+def swiglu_bwd(t):
+    dy = t["dout"] @ t["w"]                       # [M, F]: dgrad GEMM (W_down is [D, F])
+    g, u = t["g"], t["u"]
+    s = F.silu(g)
+    du = dy * s
+    dg = torch.ops.aten.silu_backward(dy * u, g)
+    return torch.cat((dg, du), dim=-1), s * u      # dZ [M, 2F] (halves layout), Y
+
+
+OPS = {"linear_swiglu_bwd": swiglu_bwd}
+COMPILED = {name: torch.compile(fn, dynamic=True) for name, fn in OPS.items()}
+
+
+def measure(op, shape, m, ffn, hidden, rounds):
+    sets = max(1, min(8, (256 << 20) // (2 * (m * hidden + hidden * ffn + 4 * m * ffn))))
+    ts = [{"dout": torch.randn(m, hidden, device=dev, dtype=dt),
+           "w": torch.randn(hidden, ffn, device=dev, dtype=dt) / hidden**0.5,
+           "g": torch.randn(m, ffn, device=dev, dtype=dt), "u": torch.randn(m, ffn, device=dev, dtype=dt)}
+          for _ in range(sets)]
+    variants = {"torch_gemm": lambda i: ts[i % sets]["dout"] @ ts[i % sets]["w"],
+                "torch_eager": lambda i: OPS[op](ts[i % sets]),
+                "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
+    for fn in variants.values():  # warm-up (and compilation)
+        for i in range(3):
+            fn(i)
+    torch.cuda.synchronize()
+    per_round = {v: [] for v in variants}
+    for r in range(rounds):
+        order = list(variants) if r % 2 == 0 else list(reversed(list(variants)))
+        for v in order:
+            per_round[v].append(timed(variants[v], 6))
+    row = {"name": op, "shape": shape, "mnk": [m, ffn, hidden]}
+    row.update({v: sorted(x)[len(x) // 2] for v, x in per_round.items()})
+    print(f"{op:22s} {shape:7s} {m:6d}x{ffn:6d}x{hidden:6d}  gemm {row['torch_gemm']:.3f}  eager "
+          f"{row['torch_eager']:.3f}  compile {row['torch_compile']:.3f}", flush=True)
+    del ts
+    torch.cuda.empty_cache()
+    return row
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--models", default="all")
+    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--json", required=True)
+    a, _ = p.parse_known_args()  # the coda-bench options (--bwd) pass through
+    chosen = lambda name: a.models == "all" or name in a.models.split(",")
+    rows = []
+    for name, (h, _, _, _, ffn) in MODELS.items():
+        if chosen(name):
+            rows.append(measure("linear_swiglu_bwd", name, a.tokens, ffn, h, a.rounds))
+    for s in (2048, 4096, 8192):
+        if chosen(f"sq{s}"):
+            rows.append(measure("linear_swiglu_bwd", f"sq{s}", s, s, s, a.rounds))
+    json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
+              open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

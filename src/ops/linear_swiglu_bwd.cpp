@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// linear_swiglu_bwd: the SwiGluBwd epilogue program in the down-projection's dgrad GEMM, then the
+// merge of the per-tile ⟨z, dz⟩ partials.
+#include "coda/ops/linear_swiglu_bwd.hpp"
+
+#include <string>
+
+#include "coda/device_check.hpp"
+#include "coda/epilogue/merge.hpp"
+#include "coda/epilogue/program_launchers.hpp"
+#include "coda/gemm/choose_config.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+constexpr const char* kWhere = "coda::ops::linear_swiglu_bwd";
+
+// Partials for any program config: one per (row padded to 256, 128-column tile).
+std::int64_t partial_floats(std::int64_t m, std::int64_t ffn) {
+  return (ffn + 127) / 128 * ((m + 255) / 256 * 256);
+}
+}  // namespace
+
+std::size_t linear_swiglu_bwd_workspace_bytes(std::int64_t m, std::int64_t ffn) {
+  return static_cast<std::size_t>(partial_floats(m, ffn)) * sizeof(float);
+}
+
+void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorView& zdz,
+                       const TensorView& dOut, const TensorView& W_down, const TensorView& Z,
+                       void* workspace, std::size_t workspace_bytes, cudaStream_t stream,
+                       const OpOptions& options) {
+  const ArgCheck check(kWhere);
+  check.not_null(dOut, "dOut");
+  check.rank_is(dOut, "dOut", 2);
+  const std::int64_t m = dOut.shape[0], hidden = dOut.shape[1];
+  check.not_null(W_down, "W_down");
+  check.rank_is(W_down, "W_down", 2);
+  check.dim_is(W_down, "W_down", 0, hidden, "dOut's columns (hidden)");
+  const std::int64_t ffn = W_down.shape[1];
+  detail::require_bf16_matrix(check, dOut, "dOut", m, hidden, dOut.device);
+  detail::require_bf16_matrix(check, W_down, "W_down", hidden, ffn, dOut.device);
+  detail::require_bf16_matrix(check, Z, "Z", m, 2 * ffn, dOut.device);
+  detail::require_bf16_matrix(check, dZ, "dZ", m, 2 * ffn, dOut.device);
+  detail::require_bf16_matrix(check, Y, "Y", m, ffn, dOut.device);
+  detail::require_vector(check, zdz, "zdz", m, DType::kF32, dOut.device);
+  if (workspace == nullptr) check.fail("workspace: data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
+    check.fail("workspace: must be 16-byte aligned");
+  const std::size_t need = linear_swiglu_bwd_workspace_bytes(m, ffn);
+  if (workspace_bytes < need)
+    check.fail("workspace_bytes: needs linear_swiglu_bwd_workspace_bytes(M, F) = " +
+               std::to_string(need) + "; got " + std::to_string(workspace_bytes));
+
+  // The plain dgrad GEMM's raster and swizzle, on Pingpong: its epilogue (a packed tile load and
+  // store) overlaps the other warpgroup's mainloop, and the 32-bit tile leaves Cooperative short of
+  // mainloop stages (bench/RESULTS.md).
+  gemm::KernelChoice fallback = gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16,
+                                                    int(m), int(ffn), int(hidden));
+  fallback.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
+  fallback.decomposition = gemm::Decomposition::kHeuristic;
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_swiglu_bwd", m, ffn, hidden, options, &fallback);
+  const epilogue::PartialLayout layout =
+      epilogue::per_row_partial_layout(choice.config, int(m), int(ffn));
+
+  // dY = dOut · W_down: B is W_down read as an F × hidden N-major matrix (the dgrad layout).
+  const TensorView B =
+      TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden, W_down.stride[0],
+                                   W_down.device);
+  epilogue::SwiGluBwdParams p;
+  p.packed_z = Z.data;
+  p.packed_z_stride = Z.stride[0] / 2;  // 32-bit pairs
+  p.packed_dz = dZ.data;
+  p.packed_dz_stride = dZ.stride[0] / 2;
+  p.zdz_partials = static_cast<float*>(workspace);
+  epilogue::swiglu_bwd(Y, dOut, B, p, choice, stream);
+  require_device_memory(zdz.data, dOut.device, kWhere, "zdz");
+  epilogue::merge_partial_sums(p.zdz_partials, layout, int(m), static_cast<float*>(zdz.data),
+                               stream);
+}
+
+}  // namespace coda::ops
