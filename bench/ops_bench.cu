@@ -15,6 +15,7 @@
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/ops/weights.hpp"
@@ -50,13 +51,15 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
             const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream,
             std::string* tune_out = nullptr) {
   // Backward ops run in dgrad GEMMs (dY = dOut · W: A K-major, B N-major); n = F, k = hidden.
-  const bool bwd = op == "linear_swiglu_bwd";
+  const bool bwd = op == "linear_swiglu_bwd" || op == "linear_rmsnorm_bwd";
   const GemmShape shape{shape_name, op, bwd ? "dgrad" : "fwd",
                         bwd ? gemm::OperandLayout::kAkBn : gemm::OperandLayout::kAkBk, m, n, k};
   OperandSets ops(shape, 256u << 20);
   const std::size_t mn = std::size_t(m) * n;
-  DeviceAlloc z(bwd ? 4 * mn : 16), dz(bwd ? 4 * mn : 16), zdz(std::size_t(m) * 4),
-      bwd_workspace(bwd ? ops::linear_swiglu_bwd_workspace_bytes(m, n) : 16);
+  DeviceAlloc z(bwd ? 4 * mn : 16), dz(bwd ? 4 * mn : 16), zdz(std::size_t(m) * 4), dw(std::size_t(n) * 4),
+      bwd_workspace(bwd ? std::max(ops::linear_swiglu_bwd_workspace_bytes(m, n),
+                                   ops::linear_rmsnorm_bwd_workspace_bytes(m, n))
+                        : 16);
   DeviceAlloc extra(mn * 2), residual(mn * 2), weight(std::size_t(n) * 2),
       stats_buf(ops::norm_stats_floats(m, std::max(n, k)) * 4), positions(std::size_t(m) * 4),
       freq(std::size_t(n) * 4);
@@ -71,6 +74,10 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   stats.layout = epilogue::per_row_partial_layout(gemm::TileConfig::kCoop128x256Cluster2x1, m, k);
   stats.width = k;
   ops::RowNormStats produced = stats;
+  // Statistics of an N-wide X (the RMSNorm backward's D = n), as its producer would leave them.
+  ops::RowNormStats stats_of_d = stats;
+  stats_of_d.layout = epilogue::per_row_partial_layout(gemm::TileConfig::kCoop128x256Cluster2x1, m, n);
+  stats_of_d.width = n;
   gemm::GemmOptions plain;
   plain.choice = gemm::choose_kernel(shape.layout, DType::kBF16, m, n, k);
   const std::size_t ws = gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), plain);
@@ -148,6 +155,16 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
                              ops.a(i), TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
                              matrix(z, m, 2 * n), bwd_workspace.get(),
                              ops::linear_swiglu_bwd_workspace_bytes(m, n), stream, o);
+    };
+  else if (op == "linear_rmsnorm_bwd")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      // dZ [M, k] · W [k, n = D]; X and N in `extra`/`residual`, dX accumulated into D.
+      const ops::RmsNormSaved saved{matrix(residual, m, n), stats_of_d,
+                                    vector_view(weight, n, DType::kBF16), 1e-5f};
+      ops::linear_rmsnorm_bwd(ops.d(i), true, matrix(extra, m, n), vector_view(dw, n, DType::kF32),
+                              ops.a(i), TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
+                              saved, vector_view(zdz, m, DType::kF32), bwd_workspace.get(),
+                              ops::linear_rmsnorm_bwd_workspace_bytes(m, n), {}, stream, o);
     };
   else
     throw Error("coda-bench ops: unknown op " + op);
@@ -231,8 +248,11 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   for (const Model& md : models) {
     if (!selected(args.models, md.name)) continue;
     const int qkv = (md.q_heads + 2 * md.kv_heads) * md.head_dim;
-    if (bwd) {  // the down-projection's dgrad: dOut [M, hidden] · W_down [hidden, F]
+    if (bwd) {
+      // The down-projection's dgrad: dOut [M, hidden] · W_down [hidden, F].
       rows.push_back(measure("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, args, handle, stream, tune_out));
+      // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
+      rows.push_back(measure("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, args, handle, stream, tune_out));
       continue;
     }
     rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
@@ -256,6 +276,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
     if (bwd) {
       rows.push_back(measure("linear_swiglu_bwd", name, s, s, s, sq, args, handle, stream, tune_out));
+      rows.push_back(measure("linear_rmsnorm_bwd", name, s, s, s, sq, args, handle, stream, tune_out));
       continue;
     }
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",

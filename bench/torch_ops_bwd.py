@@ -29,17 +29,41 @@ def swiglu_bwd(t):
     return torch.cat((dg, du), dim=-1), s * u      # dZ [M, 2F] (halves layout), Y
 
 
-OPS = {"linear_swiglu_bwd": swiglu_bwd}
+def rmsnorm_bwd(t):
+    """Autograd's RMSNorm backward (HF LlamaRMSNorm, fp32 statistics) after the consuming linear's
+    dgrad, summed into the residual stream's gradient. The norm output N for ∂W is what autograd
+    saved in the forward (not recomputed), so the baseline is not charged for it."""
+    g = (t["dz"] @ t["w"]).float()                # [M, D]: dgrad GEMM (W is [N, D])
+    xf = t["x"].float()
+    r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
+    u = xf * r
+    gw = g * t["gamma"].float()
+    dx = r * (gw - u * (gw * u).mean(-1, keepdim=True))
+    dw = (g * u).sum(0)
+    return t["dx_in"] + dx.to(t["x"].dtype), dw
+
+
+OPS = {"linear_swiglu_bwd": swiglu_bwd, "linear_rmsnorm_bwd": rmsnorm_bwd}
 COMPILED = {name: torch.compile(fn, dynamic=True) for name, fn in OPS.items()}
 
 
-def measure(op, shape, m, ffn, hidden, rounds):
-    sets = max(1, min(8, (256 << 20) // (2 * (m * hidden + hidden * ffn + 4 * m * ffn))))
-    ts = [{"dout": torch.randn(m, hidden, device=dev, dtype=dt),
-           "w": torch.randn(hidden, ffn, device=dev, dtype=dt) / hidden**0.5,
-           "g": torch.randn(m, ffn, device=dev, dtype=dt), "u": torch.randn(m, ffn, device=dev, dtype=dt)}
-          for _ in range(sets)]
-    variants = {"torch_gemm": lambda i: ts[i % sets]["dout"] @ ts[i % sets]["w"],
+def inputs(op, m, n, k):
+    """The GEMM is [M, K] · [K, N] (dgrad); the op's other operands."""
+    if op == "linear_swiglu_bwd":  # K = hidden, N = F
+        return {"dout": torch.randn(m, k, device=dev, dtype=dt),
+                "w": torch.randn(k, n, device=dev, dtype=dt) / k**0.5,
+                "g": torch.randn(m, n, device=dev, dtype=dt), "u": torch.randn(m, n, device=dev, dtype=dt)}
+    return {"dz": torch.randn(m, k, device=dev, dtype=dt),  # K = consumer width, N = D
+            "w": torch.randn(k, n, device=dev, dtype=dt) / k**0.5,
+            "x": torch.randn(m, n, device=dev, dtype=dt), "gamma": torch.rand(n, device=dev, dtype=dt) + 0.5,
+            "dx_in": torch.randn(m, n, device=dev, dtype=dt)}
+
+
+def measure(op, shape, m, n, k, rounds):
+    sets = max(1, min(8, (256 << 20) // (2 * (m * k + k * n + 4 * m * n))))
+    ts = [inputs(op, m, n, k) for _ in range(sets)]
+    a = "dout" if op == "linear_swiglu_bwd" else "dz"
+    variants = {"torch_gemm": lambda i: ts[i % sets][a] @ ts[i % sets]["w"],
                 "torch_eager": lambda i: OPS[op](ts[i % sets]),
                 "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
     for fn in variants.values():  # warm-up (and compilation)
@@ -51,9 +75,9 @@ def measure(op, shape, m, ffn, hidden, rounds):
         order = list(variants) if r % 2 == 0 else list(reversed(list(variants)))
         for v in order:
             per_round[v].append(timed(variants[v], 6))
-    row = {"name": op, "shape": shape, "mnk": [m, ffn, hidden]}
+    row = {"name": op, "shape": shape, "mnk": [m, n, k]}
     row.update({v: sorted(x)[len(x) // 2] for v, x in per_round.items()})
-    print(f"{op:22s} {shape:7s} {m:6d}x{ffn:6d}x{hidden:6d}  gemm {row['torch_gemm']:.3f}  eager "
+    print(f"{op:22s} {shape:7s} {m:6d}x{n:6d}x{k:6d}  gemm {row['torch_gemm']:.3f}  eager "
           f"{row['torch_eager']:.3f}  compile {row['torch_compile']:.3f}", flush=True)
     del ts
     torch.cuda.empty_cache()
@@ -72,9 +96,11 @@ def main():
     for name, (h, _, _, _, ffn) in MODELS.items():
         if chosen(name):
             rows.append(measure("linear_swiglu_bwd", name, a.tokens, ffn, h, a.rounds))
+            rows.append(measure("linear_rmsnorm_bwd", name, a.tokens, h, 2 * ffn, a.rounds))
     for s in (2048, 4096, 8192):
         if chosen(f"sq{s}"):
-            rows.append(measure("linear_swiglu_bwd", f"sq{s}", s, s, s, a.rounds))
+            for op in OPS:
+                rows.append(measure(op, f"sq{s}", s, s, s, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)
 

@@ -72,6 +72,23 @@ Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
   return y;
 }
 
+void rms_norm_backward(const Matrix& x, const std::vector<double>& w, double eps, const Matrix& dy,
+                       Matrix* dx, std::vector<double>* dw) {
+  const std::vector<double> r = rstd_of(x, eps);
+  *dx = Matrix(x.rows, x.cols);
+  dw->assign(x.cols, 0.0);
+  for (int m = 0; m < x.rows; ++m) {
+    double c = 0.0;
+    for (int n = 0; n < x.cols; ++n) c += dy(m, n) * w[n] * x(m, n) * r[m];
+    c /= x.cols;
+    for (int n = 0; n < x.cols; ++n) {
+      const double u = x(m, n) * r[m];
+      (*dx)(m, n) = r[m] * (dy(m, n) * w[n] - u * c);
+      (*dw)[n] += dy(m, n) * u;
+    }
+  }
+}
+
 Matrix silu_mul(const Matrix& gate, const Matrix& up) {
   Matrix y(gate.rows, gate.cols);
   for (std::size_t i = 0; i < y.v.size(); ++i)

@@ -23,6 +23,10 @@ Matrix rms_norm(const Matrix& x, const std::vector<double>& w, double eps);
 // Hugging Face's bf16 LlamaRMSNorm: statistics of x in fp32, normalised x rounded to bf16, then
 // times w rounded to bf16.
 Matrix rms_norm_framework(const Matrix& x, const std::vector<double>& w, double eps);
+// The backward of rms_norm(x, w, eps) for the output gradient dy, with u = x · r:
+//   dx = r · (dy ⊙ w − u · mean(dy ⊙ w ⊙ u)),   dw = Σ_rows dy ⊙ u.
+void rms_norm_backward(const Matrix& x, const std::vector<double>& w, double eps, const Matrix& dy,
+                       Matrix* dx, std::vector<double>* dw);
 // rsqrt(mean(x²) + eps) per row.
 std::vector<double> rstd_of(const Matrix& x, double eps);
 

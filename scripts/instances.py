@@ -47,13 +47,14 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate",
                      "CrossEntropyLoss": "cross_entropy_loss", "QkNormRope": "qk_norm_rope",
                      "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
-                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd"}
+                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd",
+                     "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
 NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 # The operand layout a program is compiled for (config.hpp): the forward's unless listed. Backward
 # programs run in dgrad GEMMs (dY = dOut · W with W in nn.Linear layout).
-PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn"}
+PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn", "RmsNormBwd": "AkBn", "RmsNormBwdAccumulate": "AkBn"}
 
 
 def epilogue_instances():

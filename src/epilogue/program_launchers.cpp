@@ -408,4 +408,45 @@ void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
           {params.zdz_partials, "params.zdz_partials"}});
 }
 
+namespace {
+void check_rms_norm_bwd(const RmsNormBwdParams& params, const TensorView& D, const char* where) {
+  if (params.alpha) require_aligned(params.alpha, where, "params.alpha", 4);
+  check_rstd(params.rstd, D.shape[0], where, "params.rstd");
+  require(params.rstd.width == D.shape[1], where,
+          "params.rstd.width: must be D's N (the features normalised) = " +
+              std::to_string(D.shape[1]) + "; got " + std::to_string(params.rstd.width));
+  require_tile(params.x, params.x_stride, D.shape[1], where, "params.x");
+  require_aligned(params.norm_weight, where, "params.norm_weight", 16);
+  require_aligned(params.zdz, where, "params.zdz", 4);
+  require_tile(params.normed, params.normed_stride, D.shape[1], where, "params.normed");
+  require_aligned(params.dw_partials, where, "params.dw_partials", 16);
+}
+// Both variants: checks, then the launch of Params' program (the accumulate one adds into D).
+template <class Params>
+void launch_rms_norm_bwd(const char* where, const TensorView& D, const TensorView& A,
+                         const TensorView& B, const Params& p, gemm::KernelChoice choice,
+                         cudaStream_t stream) {
+  check_rms_norm_bwd(p, D, where);
+  launch(where, D, A, B, p, choice, stream,
+         {{p.alpha, "params.alpha"},
+          {p.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+          {p.x, "params.x"},
+          {p.norm_weight, "params.norm_weight"},
+          {p.zdz, "params.zdz"},
+          {p.normed, "params.normed"},
+          {p.dw_partials, "params.dw_partials"}});
+}
+}  // namespace
+
+void rms_norm_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const RmsNormBwdParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  launch_rms_norm_bwd("coda::epilogue::rms_norm_bwd", D, A, B, params, choice, stream);
+}
+
+void rms_norm_bwd_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
+                             const RmsNormBwdAccumulateParams& params, gemm::KernelChoice choice,
+                             cudaStream_t stream) {
+  launch_rms_norm_bwd("coda::epilogue::rms_norm_bwd_accumulate", D, A, B, params, choice, stream);
+}
+
 }  // namespace coda::epilogue

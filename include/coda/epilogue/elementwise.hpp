@@ -59,6 +59,11 @@ struct SiluFn {
 template <class X, class Y> using Add = Apply<cutlass::plus, X, Y>;
 template <class X, class Y> using Mul = Apply<cutlass::multiplies, X, Y>;
 template <class X> using Silu = Map<SiluFn, X>;
+
+// a · b as a scalar functor (for MapNode in DAGs).
+struct ProductFn {
+  CUTLASS_DEVICE float operator()(float a, float b) const { return a * b; }
+};
 template <class X> using Gelu = Apply<cutlass::epilogue::thread::GELU, X>;
 
 }  // namespace coda::epilogue

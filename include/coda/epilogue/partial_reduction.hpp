@@ -39,13 +39,14 @@ using PerRowPartialSum = PerRowPartial<Ctx, cutlass::plus, Child>;
 template <class Ctx, class Child>
 using PerRowPartialSumSquares = PerRowPartial<Ctx, cutlass::square_and_plus, Child>;
 
+template <class Ctx>
+using PerColPartialSumNode = cutlass::epilogue::fusion::Sm90RowReduction<
+    cutlass::plus, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
+    detail::kRound, cute::Stride<cute::_0, cute::_1, std::int64_t>, 4, true,
+    /*FinalReduction=*/false, /*VisitCheckOOB=*/true>;
+
 template <class Ctx, class Child>
-using PerColPartialSum = cutlass::epilogue::fusion::Sm90EVT<
-    cutlass::epilogue::fusion::Sm90RowReduction<
-        cutlass::plus, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
-        detail::kRound, cute::Stride<cute::_0, cute::_1, std::int64_t>, 4, true,
-        /*FinalReduction=*/false, /*VisitCheckOOB=*/true>,
-    Child>;
+using PerColPartialSum = cutlass::epilogue::fusion::Sm90EVT<PerColPartialSumNode<Ctx>, Child>;
 
 // The reduction node's arguments: where its partials go.
 template <class Node>

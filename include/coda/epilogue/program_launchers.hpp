@@ -77,6 +77,13 @@ void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
 void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
                 const SwiGluBwdParams& params, gemm::KernelChoice choice,
                 cudaStream_t stream = nullptr);
+// Dgrad layout. D = dX [M, D] (written, or reduce-added into for the accumulate variant).
+void rms_norm_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
+                  const RmsNormBwdParams& params, gemm::KernelChoice choice,
+                  cudaStream_t stream = nullptr);
+void rms_norm_bwd_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
+                             const RmsNormBwdAccumulateParams& params, gemm::KernelChoice choice,
+                             cudaStream_t stream = nullptr);
 void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
                        gemm::KernelChoice choice, cudaStream_t stream = nullptr);
 void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,

@@ -103,6 +103,22 @@ struct RstdQkNormRopeParams {
   RstdRowScaleParams rstd;
   QkNormRopeParams qk;
 };
+// The RMSNorm backward in the dgrad GEMM of the linear that consumed the norm (layout AkBn):
+// acc = dZ · W;  G = α · acc;  u = X · r (r from the forward's Σx² partials);  c = zdz · (1/D);
+// D = dX = r · (G ⊙ w − u · c);  N = u ⊙ w → normed;  Σ_m G ⊙ u per (column, M-tile) → dw partials
+struct RmsNormBwdParams {
+  const float* alpha = nullptr;  // device scalar; null: 1
+  RstdRowScaleParams rstd;       // r[m]: X's Σx² partials as the forward left them, width = D
+  const void* x = nullptr;       // X: bf16 [M, D], the norm's saved input
+  std::int64_t x_stride = 0;
+  const void* norm_weight = nullptr;  // w: bf16 [D]
+  const float* zdz = nullptr;         // [M] Σ_k z·dz from the linear's output side
+  void* normed = nullptr;             // N: bf16 [M, D]
+  std::int64_t normed_stride = 0;
+  float* dw_partials = nullptr;  // per-col partial layout of this GEMM (M × D)
+};
+// The same with dX accumulated into D by TMA reduce-add (the residual stream's gradient).
+struct RmsNormBwdAccumulateParams : RmsNormBwdParams {};
 // D += acc by TMA reduce-add (residual-gradient accumulation)
 struct ResidualAccumulateParams {};
 // D = acc (logits);  lse_partials[t, m] = log Σ_{n in N-tile t} exp(acc);

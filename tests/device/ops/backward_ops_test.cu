@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/norm_stats.hpp"
 #include "coda/ops/weights.hpp"
 #include "device/device_matrix.hpp"
 #include "device/ops/ops_test_support.hpp"
@@ -76,6 +78,77 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
     EXPECT_TRUE(meets_contract(download(y, &pad[1]).v, y64.v, y_fw.v, "Y recomputed"));
     const std::vector<float> got = zdz.download<float>();
     EXPECT_TRUE(meets_contract(std::vector<double>(got.begin(), got.end()), zdz64, zdz_fw, "zdz"));
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+  }
+}
+
+// G = α · dZ · W → dX = r · (G ⊙ w − u · c) (fresh and added into an incoming gradient), N, dw;
+// rows of X from 1e-3 to 1e3 in scale, c from the exact ⟨z, dz⟩ as the consumer's backward gives it.
+TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("BackwardOps.RmsNormBackwardAgainstStandard"));
+  struct Shape { int m, d, n; float alpha; };
+  const Shape shapes[] = {{1, 520, 776, 1.0f}, {199, 2048, 3072, 0.5f}, {1000, 776, 1000, 1.0f},
+                          {16383, 264, 520, 2.0f}};
+  const double eps = 1e-5;
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " d " + std::to_string(s.d) + " n " + std::to_string(s.n));
+    Matrix x = random_bf16(s.m, s.d, rng, 1.0);
+    for (int m = 0; m < s.m; ++m) {  // RMS from ~1e-3 to ~1e3
+      const double scale = std::pow(10.0, double(m % 7) - 3.0);
+      for (int k = 0; k < s.d; ++k) x(m, k) = ref::round_to_bf16(x(m, k) * scale);
+    }
+    const std::vector<double> w = random_norm_weight(s.d, rng);
+    const Matrix W = random_bf16(s.n, s.d, rng, 0.03), dz = random_bf16(s.m, s.n, rng, 1.0);
+    const Matrix dx_in = random_bf16(s.m, s.d, rng, 1.0);
+    const Matrix w_t = ref::transpose(W);  // linear64(dz, w_t) = dz · W
+
+    // Standard: autograd of Z = RMSNorm(X) · Wᵀ with upstream α · dZ.
+    const Matrix g64 = ref::scale(linear64(dz, w_t), s.alpha);
+    const Matrix g_fw = ref::round_to_bf16(ref::scale(linear_framework(dz, w_t), s.alpha));
+    Matrix dx64, dx_fw;
+    std::vector<double> dw64, dw_fw;
+    ref::rms_norm_backward(x, w, eps, g64, &dx64, &dw64);
+    ref::rms_norm_backward(x, w, eps, g_fw, &dx_fw, &dw_fw);
+    const Matrix n64 = ref::rms_norm(x, w, eps), n_fw = ref::rms_norm_framework(x, w, eps);
+    // zdz = Σ_k z · (α dZ) with z = N · Wᵀ: what the consumer's backward (linear_swiglu_bwd) hands on.
+    const Matrix z = linear64(n64, W);
+    std::vector<float> zdz(s.m, 0.0f);
+    for (int m = 0; m < s.m; ++m) {
+      double acc = 0.0;
+      for (int k = 0; k < s.n; ++k) acc += z(m, k) * dz(m, k) * s.alpha;
+      zdz[m] = float(acc);
+    }
+
+    DeviceMatrix d_x = upload(x), d_w = upload(W), d_dz = upload(dz), h = output(s.m, s.d);
+    DeviceMatrix dx_fresh = output(s.m, s.d), dx_acc = upload(dx_in), n_out = output(s.m, s.d);
+    DeviceBuffer d_gamma = upload_bf16_vector(w), d_zdz(s.m * 4), dw(s.d * 4), alpha(4);
+    d_zdz.upload(zdz);
+    alpha.upload(std::vector<float>{s.alpha});
+    DeviceBuffer partials(norm_stats_floats(s.m, s.d) * 4), ws(linear_rmsnorm_bwd_workspace_bytes(s.m, s.d));
+    partials.poison();
+    ws.poison();
+    dw.poison();
+    RmsNormSaved saved{d_x.view(), {partials.get<float>(), norm_stats_floats(s.m, s.d)},
+                       vector_view(d_gamma, s.d, DType::kBF16), float(eps)};
+    rms_norm_stats(h.view(), saved.stats, d_x.view(), saved.weight);  // the forward's statistics
+    const std::size_t ws_bytes = linear_rmsnorm_bwd_workspace_bytes(s.m, s.d);
+    const TensorView zdz_view = vector_view(d_zdz, s.m, DType::kF32), dw_view = vector_view(dw, s.d, DType::kF32);
+    linear_rmsnorm_bwd(dx_fresh.view(), false, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
+                       zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32));
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> dw_fresh = dw.download<float>();
+    linear_rmsnorm_bwd(dx_acc.view(), true, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
+                       zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32));
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+    bool pad[3];
+    EXPECT_TRUE(meets_contract(download(dx_fresh, &pad[0]).v, dx64.v, ref::round_to_bf16(dx_fw).v, "dX"));
+    EXPECT_TRUE(meets_contract(download(dx_acc, &pad[1]).v, ref::add(dx_in, dx64).v,
+                               ref::round_to_bf16(ref::add(dx_in, ref::round_to_bf16(dx_fw))).v,
+                               "dX_in + dX (reduce-add)"));
+    EXPECT_TRUE(meets_contract(download(n_out, &pad[2]).v, n64.v, n_fw.v, "N = u ⊙ w"));
+    EXPECT_TRUE(meets_contract(std::vector<double>(dw_fresh.begin(), dw_fresh.end()), dw64, dw_fw, "dw"));
+    EXPECT_EQ(dw.download<float>(), dw_fresh) << "dw deterministic across runs";
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
 }

@@ -81,6 +81,9 @@ TEST(BackwardReference, RmsNormBackwardTakesItsScalarFromZdz) {
     for (int k = 0; k < n; ++k) c_zdz += z(row, k) * dz(row, k);
     EXPECT_NEAR(c_direct, c_zdz, 1e-10);
     const double c = c_zdz / d;
+    Matrix dx_standard;
+    std::vector<double> dw_standard;
+    rms_norm_backward(x, w, eps, g, &dx_standard, &dw_standard);
     for (int k = 0; k < d; ++k) {
       const double dx = r[row] * (g(row, k) * w[k] - u(row, k) * c);
       Matrix xp = x, xm = x;
@@ -89,7 +92,20 @@ TEST(BackwardReference, RmsNormBackwardTakesItsScalarFromZdz) {
       const double fd = (dot(dz, linear(rms_norm(xp, w, eps), w_out)) -
                          dot(dz, linear(rms_norm(xm, w, eps), w_out))) / (2 * h);
       EXPECT_NEAR(dx, fd, 1e-6 * (1 + std::abs(fd))) << "row " << row << " col " << k;
+      EXPECT_NEAR(dx_standard(row, k), dx, 1e-10);
     }
+  }
+  // dw against finite differences in w.
+  Matrix dx_unused;
+  std::vector<double> dw;
+  rms_norm_backward(x, w, eps, g, &dx_unused, &dw);
+  for (int k = 0; k < d; ++k) {
+    std::vector<double> wp = w, wm = w;
+    const double h = 1e-6;
+    wp[k] += h, wm[k] -= h;
+    const double fd = (dot(dz, linear(rms_norm(x, wp, eps), w_out)) -
+                       dot(dz, linear(rms_norm(x, wm, eps), w_out))) / (2 * h);
+    EXPECT_NEAR(dw[k], fd, 1e-6 * (1 + std::abs(fd))) << "col " << k;
   }
 }
 

@@ -6,6 +6,7 @@
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
+#include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "host/test_support.hpp"
@@ -129,6 +130,29 @@ TEST(OpsValidation, SwiGluBackward) {
   EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, W, Z, ws, bytes - 4); }),
             "coda::ops::linear_swiglu_bwd: workspace_bytes: needs linear_swiglu_bwd_workspace_bytes(M, F) = " +
                 std::to_string(bytes) + "; got " + std::to_string(bytes - 4));
+}
+
+TEST(OpsValidation, RmsNormBackward) {
+  // dZ [64, 96] · W [96, 128] → dX, N [64, 128]; stats of a 128-wide X.
+  const auto dZ = bf16(0x10000, 64, 96), W = bf16(0x20000, 96, 128), X = bf16(0x30000, 64, 128);
+  const auto dX = bf16(0x40000, 64, 128), N = bf16(0x50000, 64, 128);
+  const auto dw = vec(0x58000, 128, DType::kF32), zdz = vec(0x59000, 64, DType::kF32);
+  RmsNormSaved saved{X, {reinterpret_cast<float*>(0x70000), norm_stats_floats(64, 128)},
+                     vec(0x5a000, 128, DType::kBF16), 1e-5f};
+  void* ws = reinterpret_cast<void*>(0x60000);
+  const std::size_t bytes = linear_rmsnorm_bwd_workspace_bytes(64, 128);
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, W, saved, zdz, ws, bytes); }),
+            "coda::ops::linear_rmsnorm_bwd: stats: not filled by a producer (width and layout are unset)");
+  saved.stats.layout = {1, 64};
+  saved.stats.width = 120;
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, W, saved, zdz, ws, bytes); }),
+            "coda::ops::linear_rmsnorm_bwd: norm.stats.width: the statistics must be of D = 128 features; got 120");
+  saved.stats.width = 128;
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, bf16(0x20000, 95, 128), saved, zdz, ws, bytes); }),
+            "coda::ops::linear_rmsnorm_bwd: W: dim 0 must equal dZ's columns = 96; got bf16[95, 128] strides (128, 1)");
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, W, saved, zdz, ws, bytes,
+                                              vec(0x5b000, 2, DType::kF32)); }),
+            "coda::ops::linear_rmsnorm_bwd: alpha: dim 0 must equal the matching dim = 1; got f32[2] strides (1)");
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// linear_rmsnorm_bwd: the RmsNormBwd(Accumulate) epilogue program in the consuming linear's dgrad
+// GEMM, then the merge of the norm weight's per-tile gradient partials.
+#include "coda/ops/linear_rmsnorm_bwd.hpp"
+
+#include <string>
+
+#include "coda/device_check.hpp"
+#include "coda/epilogue/merge.hpp"
+#include "coda/epilogue/program_launchers.hpp"
+#include "coda/gemm/choose_config.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+constexpr const char* kWhere = "coda::ops::linear_rmsnorm_bwd";
+
+// Per-col partials for any program config: ceil(M / 128) tiles of D padded to 256.
+std::int64_t partial_floats(std::int64_t m, std::int64_t d) {
+  return (m + 127) / 128 * ((d + 255) / 256 * 256);
+}
+}  // namespace
+
+std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
+  return static_cast<std::size_t>(partial_floats(m, d)) * sizeof(float);
+}
+
+void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView& N,
+                        const TensorView& dw, const TensorView& dZ, const TensorView& W,
+                        const RmsNormSaved& norm, const TensorView& zdz, void* workspace,
+                        std::size_t workspace_bytes, const TensorView& alpha,
+                        cudaStream_t stream, const OpOptions& options) {
+  const ArgCheck check(kWhere);
+  check.not_null(dZ, "dZ");
+  check.rank_is(dZ, "dZ", 2);
+  const std::int64_t m = dZ.shape[0], n = dZ.shape[1];
+  check.not_null(W, "W");
+  check.rank_is(W, "W", 2);
+  check.dim_is(W, "W", 0, n, "dZ's columns");
+  const std::int64_t d = W.shape[1];
+  const int device = dZ.device;
+  detail::require_bf16_matrix(check, dZ, "dZ", m, n, device);
+  detail::require_bf16_matrix(check, W, "W", n, d, device);
+  detail::require_bf16_matrix(check, norm.X, "norm.X", m, d, device);
+  detail::require_bf16_matrix(check, dX, "dX", m, d, device);
+  detail::require_bf16_matrix(check, N, "N", m, d, device);
+  detail::require_vector(check, norm.weight, "norm.weight", d, DType::kBF16, device);
+  detail::require_vector(check, zdz, "zdz", m, DType::kF32, device);
+  detail::require_vector(check, dw, "dw", d, DType::kF32, device);
+  if (alpha.data != nullptr) detail::require_vector(check, alpha, "alpha", 1, DType::kF32, device);
+  detail::require_filled_stats(check, norm.stats, m);
+  if (norm.stats.width != d)
+    check.fail("norm.stats.width: the statistics must be of D = " + std::to_string(d) +
+               " features; got " + std::to_string(norm.stats.width));
+  if (!(norm.eps >= 0.0f)) check.fail("norm.eps: must be non-negative");
+  if (workspace == nullptr) check.fail("workspace: data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
+    check.fail("workspace: must be 16-byte aligned");
+  const std::size_t need = linear_rmsnorm_bwd_workspace_bytes(m, d);
+  if (workspace_bytes < need)
+    check.fail("workspace_bytes: needs linear_rmsnorm_bwd_workspace_bytes(M, D) = " +
+               std::to_string(need) + "; got " + std::to_string(workspace_bytes));
+
+  // The plain dgrad GEMM's kernel, mapped onto the programs' configs (Pingpong stays Pingpong).
+  gemm::KernelChoice fallback =
+      gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(d), int(n));
+  if (fallback.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
+    fallback.config = gemm::TileConfig::kCoop128x256Cluster2x1;
+  fallback.decomposition = gemm::Decomposition::kHeuristic;
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rmsnorm_bwd", m, d, n, options, &fallback);
+
+  epilogue::RmsNormBwdParams p;
+  p.alpha = static_cast<const float*>(alpha.data);
+  p.rstd = detail::rstd_params(norm.stats, norm.eps);
+  p.x = norm.X.data;
+  p.x_stride = norm.X.stride[0];
+  p.norm_weight = norm.weight.data;
+  p.zdz = static_cast<const float*>(zdz.data);
+  p.normed = N.data;
+  p.normed_stride = N.stride[0];
+  p.dw_partials = static_cast<float*>(workspace);
+  // G = dZ · W: B is W read as a D × N N-major matrix (the dgrad layout).
+  const TensorView B =
+      TensorView::matrix_col_major(W.data, DType::kBF16, d, n, W.stride[0], W.device);
+  if (accumulate)
+    epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, choice, stream);
+  else
+    epilogue::rms_norm_bwd(dX, dZ, B, p, choice, stream);
+  require_device_memory(dw.data, device, kWhere, "dw");
+  epilogue::merge_partial_sums(p.dw_partials,
+                               epilogue::per_col_partial_layout(choice.config, int(m), int(d)),
+                               int(d), static_cast<float*>(dw.data), stream);
+}
+
+}  // namespace coda::ops
