@@ -17,6 +17,7 @@
 #include "coda/ops/linear_swiglu.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/ops/weights.hpp"
 #include "gemm_bench.hpp"
@@ -43,6 +44,7 @@ struct Row {
   std::string name, shape;
   int m, n, k;
   double ms, cublas_ms, plain_ms, over_cublas;
+  double copy_ms = 0.0;  // memory-pass ops (no GEMM): a device copy of the same traffic
 };
 
 // One op at one GEMM shape: the op, cuBLAS and the plain GEMM, interleaved.
@@ -228,6 +230,41 @@ bool selected(const std::string& list, const std::string& name) {
 
 }  // namespace
 
+// The RoPE backward (a memory pass, no GEMM): its time and bandwidth over the bytes it must move
+// (read QKV and dQKV, write dZ: 6 bytes per element), interleaved with a device copy of the same
+// read + write volume as the memory speed of light.
+Row measure_rope_bwd(const std::string& shape_name, int m, const Model& model,
+                     const BenchArgs& args, cudaStream_t stream) {
+  const int n = (model.q_heads + 2 * model.kv_heads) * model.head_dim;
+  const std::size_t bytes = std::size_t(m) * n * 2;
+  const int sets = int(std::max<std::size_t>(1, std::min<std::size_t>(8, (256u << 20) / (3 * bytes))));
+  std::vector<DeviceAlloc> y, dy, dz;
+  for (int i = 0; i < sets; ++i)  // y[i] has 1.5 × bytes so the copy below can read that much of it
+    y.emplace_back(bytes + bytes / 2), dy.emplace_back(bytes), dz.emplace_back(bytes);
+  DeviceAlloc zdz(std::size_t(m) * 4), positions(std::size_t(m) * 4), freq(std::size_t(n) * 4),
+      copy_dst(2 * bytes);
+  const std::vector<float> t = ops::rope_frequencies(model.q_heads, model.kv_heads, model.head_dim, 500000.0);
+  check_cuda(cudaMemcpy(freq.get(), t.data(), t.size() * 4, cudaMemcpyHostToDevice), "freq");
+  const std::vector<Timed> v = {
+      {"copy", [&](int i) {  // 1.5 × bytes read and written: rope_bwd's 3 × bytes of traffic
+         check_cuda(cudaMemcpyAsync(copy_dst.get(), y[i].get(), bytes + bytes / 2,
+                                    cudaMemcpyDeviceToDevice, stream), "copy");
+       }},
+      {"rope_bwd", [&](int i) {
+         ops::rope_bwd(matrix(dz[i], m, n), vector_view(zdz, m, DType::kF32), matrix(y[i], m, n),
+                       matrix(dy[i], m, n), vector_view(positions, m, DType::kI32),
+                       vector_view(freq, n, DType::kF32), stream);
+       }}};
+  std::vector<std::vector<double>> all;
+  interleaved_rounds(v, sets, 1, 2, stream, &all);  // warm-up
+  interleaved_rounds(v, sets, args.rounds, 10, stream, &all);
+  const double ms = median(all[1]), copy_ms = median(all[0]);
+  std::printf("%-22s %-7s %6d×%6d  %.3f ms (%.0f GB/s)  copy of the same traffic %.3f ms\n", "rope_bwd",
+              shape_name.c_str(), m, n, ms, 3.0 * bytes / ms * 1e-6, copy_ms);
+  std::fflush(stdout);
+  return {"rope_bwd", shape_name, m, n, 0, ms, 0.0, 0.0, 0.0, copy_ms};
+}
+
 int run_ops_bench(const BenchArgs& args, bool tune) {
   std::string table;
   std::string* tune_out = tune ? &table : nullptr;
@@ -253,6 +290,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       rows.push_back(measure("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, args, handle, stream, tune_out));
       // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
       rows.push_back(measure("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, args, handle, stream, tune_out));
+      if (!tune) rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
       continue;
     }
     rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
@@ -300,10 +338,14 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"mnk\": [" << r.m
-        << ", " << r.n << ", " << r.k << "], \"coda_ms\": " << r.ms
-        << ", \"baseline\": {\"cublas_gemm\": " << r.cublas_ms << ", \"coda_plain_gemm\": "
-        << r.plain_ms << "}, \"ratio_over_cublas\": " << r.over_cublas << "}"
-        << (i + 1 < rows.size() ? "," : "") << "\n";
+        << ", " << r.n << ", " << r.k << "], \"coda_ms\": " << r.ms;
+      if (r.copy_ms > 0)  // a memory pass: against a device copy of the same traffic
+        f << ", \"baseline\": {\"device_copy\": " << r.copy_ms << "}, \"ratio_over_copy\": "
+          << r.ms / r.copy_ms << "}";
+      else
+        f << ", \"baseline\": {\"cublas_gemm\": " << r.cublas_ms << ", \"coda_plain_gemm\": "
+          << r.plain_ms << "}, \"ratio_over_cublas\": " << r.over_cublas << "}";
+      f << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
   }

@@ -43,12 +43,31 @@ def rmsnorm_bwd(t):
     return t["dx_in"] + dx.to(t["x"].dtype), dw
 
 
-OPS = {"linear_swiglu_bwd": swiglu_bwd, "linear_rmsnorm_bwd": rmsnorm_bwd}
+def rope_bwd(t):
+    """Autograd's backward of HF's q·cos + rotate_half(q)·sin on the Q and K heads (V passes through),
+    and Σ y·dy per row (what the attention norm's backward needs; computed in fp32)."""
+    dy, heads, hd = t["dy"], t["heads"], t["hd"]
+    m = dy.shape[0]
+    g = dy[:, : heads * hd].view(m, heads, hd)
+    gs = g * t["sin"][:, None, :]
+    a, b = gs.chunk(2, dim=-1)
+    dq = g * t["cos"][:, None, :] + torch.cat((b, -a), dim=-1)  # rotate_half's transpose
+    zdz = (t["y"].float() * dy.float()).sum(-1)
+    return torch.cat((dq.reshape(m, heads * hd), dy[:, heads * hd:]), dim=-1), zdz
+
+
+OPS = {"linear_swiglu_bwd": swiglu_bwd, "linear_rmsnorm_bwd": rmsnorm_bwd, "rope_bwd": rope_bwd}
 COMPILED = {name: torch.compile(fn, dynamic=True) for name, fn in OPS.items()}
 
 
-def inputs(op, m, n, k):
-    """The GEMM is [M, K] · [K, N] (dgrad); the op's other operands."""
+def inputs(op, m, n, k, heads=0, hd=0):
+    """The GEMM is [M, K] · [K, N] (dgrad); the op's other operands (rope_bwd: no GEMM, [M, N])."""
+    if op == "rope_bwd":
+        ang = torch.arange(m, device=dev, dtype=torch.float32)[:, None] * (
+            500000.0 ** (-torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd))
+        ang = torch.cat((ang, ang), dim=-1)
+        return {"y": torch.randn(m, n, device=dev, dtype=dt), "dy": torch.randn(m, n, device=dev, dtype=dt),
+                "cos": ang.cos().to(dt), "sin": ang.sin().to(dt), "heads": heads, "hd": hd}
     if op == "linear_swiglu_bwd":  # K = hidden, N = F
         return {"dout": torch.randn(m, k, device=dev, dtype=dt),
                 "w": torch.randn(k, n, device=dev, dtype=dt) / k**0.5,
@@ -59,13 +78,14 @@ def inputs(op, m, n, k):
             "dx_in": torch.randn(m, n, device=dev, dtype=dt)}
 
 
-def measure(op, shape, m, n, k, rounds):
+def measure(op, shape, m, n, k, rounds, heads=0, hd=0):
     sets = max(1, min(8, (256 << 20) // (2 * (m * k + k * n + 4 * m * n))))
-    ts = [inputs(op, m, n, k) for _ in range(sets)]
+    ts = [inputs(op, m, n, k, heads, hd) for _ in range(sets)]
     a = "dout" if op == "linear_swiglu_bwd" else "dz"
-    variants = {"torch_gemm": lambda i: ts[i % sets][a] @ ts[i % sets]["w"],
-                "torch_eager": lambda i: OPS[op](ts[i % sets]),
+    variants = {"torch_eager": lambda i: OPS[op](ts[i % sets]),
                 "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
+    if op != "rope_bwd":
+        variants["torch_gemm"] = lambda i: ts[i % sets][a] @ ts[i % sets]["w"]
     for fn in variants.values():  # warm-up (and compilation)
         for i in range(3):
             fn(i)
@@ -77,7 +97,7 @@ def measure(op, shape, m, n, k, rounds):
             per_round[v].append(timed(variants[v], 6))
     row = {"name": op, "shape": shape, "mnk": [m, n, k]}
     row.update({v: sorted(x)[len(x) // 2] for v, x in per_round.items()})
-    print(f"{op:22s} {shape:7s} {m:6d}x{n:6d}x{k:6d}  gemm {row['torch_gemm']:.3f}  eager "
+    print(f"{op:22s} {shape:7s} {m:6d}x{n:6d}x{k:6d}  gemm {row.get('torch_gemm', 0):.3f}  eager "
           f"{row['torch_eager']:.3f}  compile {row['torch_compile']:.3f}", flush=True)
     del ts
     torch.cuda.empty_cache()
@@ -93,13 +113,14 @@ def main():
     a, _ = p.parse_known_args()  # the coda-bench options (--bwd) pass through
     chosen = lambda name: a.models == "all" or name in a.models.split(",")
     rows = []
-    for name, (h, _, _, _, ffn) in MODELS.items():
+    for name, (h, qh, kvh, hd, ffn) in MODELS.items():
         if chosen(name):
             rows.append(measure("linear_swiglu_bwd", name, a.tokens, ffn, h, a.rounds))
             rows.append(measure("linear_rmsnorm_bwd", name, a.tokens, h, 2 * ffn, a.rounds))
+            rows.append(measure("rope_bwd", name, a.tokens, (qh + 2 * kvh) * hd, 0, a.rounds, qh + kvh, hd))
     for s in (2048, 4096, 8192):
         if chosen(f"sq{s}"):
-            for op in OPS:
+            for op in ("linear_swiglu_bwd", "linear_rmsnorm_bwd"):
                 rows.append(measure(op, f"sq{s}", s, s, s, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)

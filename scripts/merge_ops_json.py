@@ -17,10 +17,10 @@ def main():
         t = torch_rows.get((row["name"], row["shape"]))
         if not t:
             continue
-        row["baseline"].update({"torch_eager": t["torch_eager"], "torch_compile": t["torch_compile"],
-                                "torch_gemm": t["torch_gemm"]})
-        headroom = t["torch_compile"] - row["baseline"]["cublas_gemm"]
-        row["headroom_captured"] = (t["torch_compile"] - row["coda_ms"]) / headroom if headroom > 0 else None
+        row["baseline"].update({k: t[k] for k in ("torch_eager", "torch_compile", "torch_gemm") if k in t})
+        if "cublas_gemm" in row["baseline"]:  # memory-pass ops have no GEMM: no headroom figure
+            headroom = t["torch_compile"] - row["baseline"]["cublas_gemm"]
+            row["headroom_captured"] = (t["torch_compile"] - row["coda_ms"]) / headroom if headroom > 0 else None
     json.dump(coda, sys.stdout, indent=1)
     print()
     print("| op | shape | coda ms | cuBLAS ms | × cuBLAS | eager ms | compile ms | headroom captured |",
@@ -29,8 +29,8 @@ def main():
     for r in coda["rows"]:
         b = r["baseline"]
         h = r.get("headroom_captured")
-        print(f"| {r['name']} | {r['shape']} | {r['coda_ms']:.3f} | {b['cublas_gemm']:.3f} | "
-              f"{r['ratio_over_cublas']:.3f} | {b.get('torch_eager', float('nan')):.3f} | "
+        print(f"| {r['name']} | {r['shape']} | {r['coda_ms']:.3f} | {b.get('cublas_gemm', float('nan')):.3f} | "
+              f"{r.get('ratio_over_cublas', float('nan')):.3f} | {b.get('torch_eager', float('nan')):.3f} | "
               f"{b.get('torch_compile', float('nan')):.3f} | "
               f"{'n/a' if h is None else f'{h:.2f}'} |", file=sys.stderr)
 

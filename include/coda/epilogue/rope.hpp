@@ -29,15 +29,6 @@ struct RopePairsArguments {
   const RopeFrequency* frequencies = nullptr;  // [N / 2], one per column pair
 };
 
-// sin and cos of 2π · position · f, with the range reduction above.
-CUTLASS_DEVICE void rope_sincos(std::int32_t position, RopeFrequency f, float& s, float& c) {
-  float pos = float(position);
-  float p = pos * f.hi;
-  float e = fmaf(pos, f.hi, -p);
-  float turns = (p - rintf(p)) + fmaf(pos, f.lo, e);
-  __sincosf(6.283185307179586f * turns, &s, &c);
-}
-
 struct RopePairsNode : RegisterNode<RopePairsArguments> {
   using RegisterNode::RegisterNode;
 

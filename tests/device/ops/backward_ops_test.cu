@@ -13,6 +13,7 @@
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/weights.hpp"
 #include "device/device_matrix.hpp"
 #include "device/ops/ops_test_support.hpp"
@@ -149,6 +150,67 @@ TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
     EXPECT_TRUE(meets_contract(download(n_out, &pad[2]).v, n64.v, n_fw.v, "N = u ⊙ w"));
     EXPECT_TRUE(meets_contract(std::vector<double>(dw_fresh.begin(), dw_fresh.end()), dw64, dw_fw, "dw"));
     EXPECT_EQ(dw.download<float>(), dw_fresh) << "dw deterministic across runs";
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+  }
+}
+
+// dZ = R(θ)ᵀ dQKV on the Q/K pairs (V through), zdz = Σ QKV · dQKV; in place and out of place; GQA,
+// hd 64 and 128, positions past 100k with resets.
+TEST(BackwardOps, RopeBackwardAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("BackwardOps.RopeBackwardAgainstStandard"));
+  struct Shape { int m, q_heads, kv_heads, hd; };
+  const Shape shapes[] = {{1, 4, 2, 128}, {199, 32, 8, 64}, {1000, 5, 1, 64}, {16383, 2, 1, 128}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd));
+    const int n = (s.q_heads + 2 * s.kv_heads) * s.hd;
+    const Matrix y = random_bf16(s.m, n, rng, 1.0), dy = random_bf16(s.m, n, rng, 1.0);
+    std::vector<std::int64_t> pos(s.m), neg(s.m);
+    std::uniform_int_distribution<std::int64_t> start(100000, 1000000);
+    for (int m = 0, p = int(start(rng)); m < s.m; ++m, ++p) {
+      if (m % 300 == 299) p = 0;
+      pos[m] = p, neg[m] = -p;
+    }
+    const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 500000.0);
+    std::vector<double> turns(n / 2);
+    for (int j = 0; j < n / 2; ++j) turns[j] = double(table[2 * j]) + double(table[2 * j + 1]);
+    const Matrix dz64 = ref::rope_pairs(dy, neg, turns);  // R(θ)ᵀ = R(−θ)
+    // PyTorch's bf16 autograd of q·cos + rotate(q)·sin: cos/sin in bf16, each product rounded.
+    Matrix dz_fw(s.m, n);
+    auto r = [](double v) { return double(ref::round_to_bf16(float(v))); };
+    for (int m = 0; m < s.m; ++m)
+      for (int j = 0; j < n / 2; ++j) {
+        const double theta = 2 * M_PI * double(pos[m]) * turns[j];
+        const double c = r(std::cos(theta)), sn = r(std::sin(theta));
+        const double g0 = dy(m, 2 * j), g1 = dy(m, 2 * j + 1);
+        dz_fw(m, 2 * j) = r(r(g0 * c) + r(g1 * sn));
+        dz_fw(m, 2 * j + 1) = r(r(g1 * c) - r(g0 * sn));
+      }
+    std::vector<double> zdz64(s.m, 0.0), zdz_fw(s.m, 0.0);
+    for (int m = 0; m < s.m; ++m) {
+      float acc = 0.0f;  // a framework's fp32 row sum, in column order
+      for (int k = 0; k < n; ++k) zdz64[m] += y(m, k) * dy(m, k), acc += float(y(m, k) * dy(m, k));
+      zdz_fw[m] = acc;
+    }
+
+    DeviceMatrix d_y = upload(y), d_dy = upload(dy), dz = output(s.m, n);
+    DeviceBuffer zdz(s.m * 4), zdz2(s.m * 4), d_pos(s.m * 4), d_freq(table.size() * 4);
+    zdz.poison();
+    zdz2.poison();
+    d_pos.upload(std::vector<std::int32_t>(pos.begin(), pos.end()));
+    d_freq.upload(table);
+    const TensorView positions = vector_view(d_pos, s.m, DType::kI32),
+                     frequencies = vector_view(d_freq, n, DType::kF32);
+    rope_bwd(dz.view(), vector_view(zdz, s.m, DType::kF32), d_y.view(), d_dy.view(), positions, frequencies);
+    rope_bwd(d_dy.view(), vector_view(zdz2, s.m, DType::kF32), d_y.view(), d_dy.view(), positions,
+             frequencies);  // in place
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    bool pad[2];
+    const Matrix got = download(dz, &pad[0]);
+    EXPECT_TRUE(meets_contract(got.v, dz64.v, dz_fw.v, "dZ = R(θ)ᵀ dQKV"));
+    EXPECT_EQ(download(d_dy, &pad[1]).v, got.v) << "in place: same bits";
+    const std::vector<float> z1 = zdz.download<float>();
+    EXPECT_TRUE(meets_contract(std::vector<double>(z1.begin(), z1.end()), zdz64, zdz_fw, "zdz"));
+    EXPECT_EQ(zdz2.download<float>(), z1);
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
 }

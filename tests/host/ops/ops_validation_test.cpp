@@ -8,6 +8,7 @@
 #include "coda/ops/linear_swiglu.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "host/test_support.hpp"
 
@@ -153,6 +154,19 @@ TEST(OpsValidation, RmsNormBackward) {
   EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, W, saved, zdz, ws, bytes,
                                               vec(0x5b000, 2, DType::kF32)); }),
             "coda::ops::linear_rmsnorm_bwd: alpha: dim 0 must equal the matching dim = 1; got f32[2] strides (1)");
+}
+
+TEST(OpsValidation, RopeBackward) {
+  const auto Y = bf16(0x10000, 64, 256), dY = bf16(0x20000, 64, 256);
+  const auto zdz = vec(0x30000, 64, DType::kF32), pos = vec(0x31000, 64, DType::kI32);
+  const auto freq = vec(0x32000, 256, DType::kF32);
+  EXPECT_EQ(error_of([&] { rope_bwd(bf16(0x40000, 64, 256), zdz, Y, bf16(0x20000, 64, 255), pos, freq); }),
+            "coda::ops::rope_bwd: dQKV: dim 1 must equal N = 256; got bf16[64, 255] strides (255, 1)");
+  // dZ a few rows into dQKV: a partial overlap (in place, dZ = dQKV, is allowed).
+  EXPECT_EQ(error_of([&] { rope_bwd(bf16(0x20000 + 512, 64, 256), zdz, Y, dY, pos, freq); }),
+            "coda::ops::rope_bwd: dZ: must be dQKV itself (in place) or not overlap it");
+  EXPECT_EQ(error_of([&] { rope_bwd(dY, zdz, Y, dY, vec(0x31000, 64, DType::kI64), freq); }),
+            "coda::ops::rope_bwd: positions: dtype must be i32; got i64");
 }
 
 }  // namespace

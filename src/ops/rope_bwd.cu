@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// rope_bwd: one warp per row; lane l takes the column pairs l, l + 32, ... (4-byte bf16x2 loads, a
+// warp reads 128 contiguous bytes), sums y · dy in fp32 and the warp combines in a fixed order.
+#include <cuda_bf16.h>
+
+#include <string>
+#include <utility>
+
+#include "coda/device_check.hpp"
+#include "coda/epilogue/rope_table.hpp"
+#include "coda/ops/rope_bwd.hpp"
+#include "coda/status.hpp"
+#include "op_checks.hpp"
+
+namespace coda::ops {
+
+namespace {
+
+constexpr const char* kWhere = "coda::ops::rope_bwd";
+constexpr int kWarpsPerBlock = 8;
+
+__global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
+                                const __nv_bfloat162* dy, std::int64_t dy_stride,
+                                __nv_bfloat162* dz, std::int64_t dz_stride,
+                                const std::int32_t* positions,
+                                const epilogue::RopeFrequency* frequencies, float* zdz, int rows,
+                                int pairs) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const std::int32_t position = positions[row];
+  float sum = 0.0f;
+  for (int j = lane; j < pairs; j += 32) {
+    const float2 yv = __bfloat1622float2(y[row * y_stride + j]);
+    const float2 g = __bfloat1622float2(dy[row * dy_stride + j]);
+    sum = fmaf(yv.x, g.x, fmaf(yv.y, g.y, sum));
+    float s, c;
+    epilogue::rope_sincos(position, frequencies[j], s, c);
+    // R(θ)ᵀ = R(−θ): (g0 cos θ + g1 sin θ, −g0 sin θ + g1 cos θ)
+    dz[row * dz_stride + j] = __floats2bfloat162_rn(g.x * c + g.y * s, g.y * c - g.x * s);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane == 0) zdz[row] = sum;
+}
+
+}  // namespace
+
+void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
+              const TensorView& dQKV, const TensorView& positions, const TensorView& frequencies,
+              cudaStream_t stream) {
+  const ArgCheck check(kWhere);
+  check.not_null(QKV, "QKV");
+  check.rank_is(QKV, "QKV", 2);
+  const std::int64_t m = QKV.shape[0], n = QKV.shape[1];
+  if (n % 2 != 0)
+    check.fail("QKV: needs an even number of columns (RoPE pairs); got " + std::to_string(n));
+  detail::require_bf16_matrix(check, QKV, "QKV", m, n, QKV.device);
+  detail::require_bf16_matrix(check, dQKV, "dQKV", m, n, QKV.device);
+  detail::require_bf16_matrix(check, dZ, "dZ", m, n, QKV.device);
+  detail::require_vector(check, zdz, "zdz", m, DType::kF32, QKV.device);
+  detail::require_vector(check, positions, "positions", m, DType::kI32, QKV.device);
+  detail::require_vector(check, frequencies, "frequencies", n, DType::kF32, QKV.device);
+  // In place is safe (each pair is read, then written, by one thread); a partial overlap is not.
+  auto begin = [](const TensorView& t) { return static_cast<const char*>(t.data); };
+  auto end = [&](const TensorView& t) { return begin(t) + m * t.stride[0] * 2; };
+  if (dZ.data != dQKV.data && begin(dZ) < end(dQKV) && begin(dQKV) < end(dZ))
+    check.fail("dZ: must be dQKV itself (in place) or not overlap it");
+  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{QKV.data, "QKV"},
+                                  {dQKV.data, "dQKV"}, {dZ.data, "dZ"}, {zdz.data, "zdz"},
+                                  {positions.data, "positions"}, {frequencies.data, "frequencies"}})
+    require_device_memory(ptr, QKV.device, kWhere, name);
+  require_current_device(QKV.device, kWhere, "QKV");
+  const unsigned blocks = static_cast<unsigned>((m + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  rope_bwd_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+      static_cast<const __nv_bfloat162*>(QKV.data), QKV.stride[0] / 2,
+      static_cast<const __nv_bfloat162*>(dQKV.data), dQKV.stride[0] / 2,
+      static_cast<__nv_bfloat162*>(dZ.data), dZ.stride[0] / 2,
+      static_cast<const std::int32_t*>(positions.data),
+      static_cast<const epilogue::RopeFrequency*>(frequencies.data), static_cast<float*>(zdz.data),
+      static_cast<int>(m), static_cast<int>(n / 2));
+  const cudaError_t err = cudaGetLastError();
+  require(err == cudaSuccess, kWhere, std::string("kernel launch: ") + cudaGetErrorString(err));
+}
+
+}  // namespace coda::ops
