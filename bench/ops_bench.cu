@@ -45,6 +45,7 @@ struct Row {
   int m, n, k;
   double ms, cublas_ms, plain_ms, over_cublas;
   double copy_ms = 0.0;  // memory-pass ops (no GEMM): a device copy of the same traffic
+  double three_gemms_ms = 0.0, peak_extra_gib = 0.0;  // LM head + cross-entropy fwd+bwd
 };
 
 // One op at one GEMM shape: the op, cuBLAS and the plain GEMM, interleaved.
@@ -265,6 +266,47 @@ Row measure_rope_bwd(const std::string& shape_name, int m, const Model& model,
   return {"rope_bwd", shape_name, m, n, 0, ms, 0.0, 0.0, 0.0, copy_ms};
 }
 
+// LM head + cross-entropy forward and backward against its three cuBLAS GEMMs (logits, dX, dW)
+// run back to back; peak extra memory = the op's workspace (dlogits never whole).
+Row measure_ce_fwd_bwd(const std::string& shape_name, int m, const Model& model,
+                       const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream) {
+  const int v = 128256, h = model.hidden;
+  const GemmShape fwd{shape_name, "lm_head", "fwd", gemm::OperandLayout::kAkBk, m, v, h};
+  const GemmShape dgrad{shape_name, "lm_head", "dgrad", gemm::OperandLayout::kAkBn, m, h, v};
+  const GemmShape wgrad{shape_name, "lm_head", "wgrad", gemm::OperandLayout::kAmBn, v, h, m};
+  OperandSets f(fwd, 0), d(dgrad, 0), w(wgrad, 0);  // one set each: every operand is ≫ L2
+  DeviceAlloc targets(std::size_t(m) * 4), loss(16), lse(std::size_t(m) * 4), zdz(std::size_t(m) * 4),
+      dx(std::size_t(m) * h * 2), dw(std::size_t(v) * h * 4);
+  const std::size_t ws_bytes = ops::linear_cross_entropy_fwd_bwd_workspace_bytes(m, v);
+  DeviceAlloc ws(ws_bytes);
+  const double peak_extra_gib = double(ws_bytes) / double(1u << 30);
+  const ops::CrossEntropyOptions ce;  // mean; targets all 0
+  const ops::CrossEntropyGrads grads{matrix(dx, m, h), TensorView::matrix(dw.get(), DType::kF32, v, h),
+                                     false, vector_view(zdz, m, DType::kF32), {}};
+  const std::vector<Timed> variants = {
+      {"three_gemms", [&](int) {
+         f.cublas_gemm(handle, 0);
+         d.cublas_gemm(handle, 0);
+         w.cublas_gemm(handle, 0);
+       }},
+      {"coda", [&](int) {
+         ops::linear_cross_entropy_fwd_bwd(vector_view(loss, 1, DType::kF32),
+                                           vector_view(lse, m, DType::kF32), grads, f.a(0), f.b(0),
+                                           vector_view(targets, m, DType::kI32), ce, ws.get(),
+                                           ws_bytes, stream);
+       }}};
+  std::vector<std::vector<double>> all;
+  interleaved_rounds(variants, 1, 1, 1, stream, &all);  // warm-up
+  auto per_round = interleaved_rounds(variants, 1, args.rounds, 2, stream, &all);
+  const double ms = median(all[1]), gemms = median(all[0]);
+  std::printf("%-30s %-4s %6d×%6d×%5d  %.3f ms  three cuBLAS GEMMs %.3f ms  ×%.3f  workspace %.2f GiB\n",
+              "linear_cross_entropy_fwd_bwd", shape_name.c_str(), m, v, h, ms, gemms,
+              median_ratio(per_round[1], per_round[0]), peak_extra_gib);
+  std::fflush(stdout);
+  return {"linear_cross_entropy_fwd_bwd", shape_name, m, v, h, ms, 0.0, 0.0,
+          median_ratio(per_round[1], per_round[0]), 0.0, gemms, peak_extra_gib};
+}
+
 int run_ops_bench(const BenchArgs& args, bool tune) {
   std::string table;
   std::string* tune_out = tune ? &table : nullptr;
@@ -290,7 +332,10 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       rows.push_back(measure("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, args, handle, stream, tune_out));
       // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
       rows.push_back(measure("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, args, handle, stream, tune_out));
-      if (!tune) rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
+      if (!tune) {
+        rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
+        rows.push_back(measure_ce_fwd_bwd(md.name, m, md, args, handle, stream));
+      }
       continue;
     }
     rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
@@ -339,7 +384,11 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       const Row& r = rows[i];
       f << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"mnk\": [" << r.m
         << ", " << r.n << ", " << r.k << "], \"coda_ms\": " << r.ms;
-      if (r.copy_ms > 0)  // a memory pass: against a device copy of the same traffic
+      if (r.three_gemms_ms > 0)  // LM head + cross-entropy: against its three GEMMs
+        f << ", \"baseline\": {\"three_gemms\": " << r.three_gemms_ms
+          << "}, \"ratio_over_three_gemms\": " << r.over_cublas
+          << ", \"peak_extra_gib\": " << r.peak_extra_gib << "}";
+      else if (r.copy_ms > 0)  // a memory pass: against a device copy of the same traffic
         f << ", \"baseline\": {\"device_copy\": " << r.copy_ms << "}, \"ratio_over_copy\": "
           << r.ms / r.copy_ms << "}";
       else

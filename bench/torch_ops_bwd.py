@@ -104,6 +104,41 @@ def measure(op, shape, m, n, k, rounds, heads=0, hd=0):
     return row
 
 
+def ce_fwd_bwd(shape, m, h, rounds, v=128256):
+    """Hugging Face's LM-head loss, forward and backward through autograd (logits upcast to fp32,
+    mean cross-entropy; grads set to None each step), eager and torch.compile'd; and the peak
+    memory it allocates beyond its inputs and the two gradients."""
+    x = torch.randn(m, h, device=dev, dtype=dt, requires_grad=True)
+    w = (torch.randn(v, h, device=dev, dtype=dt) / h**0.5).requires_grad_()
+    t = torch.randint(0, v, (m,), device=dev)
+    loss_fn = lambda x, w, t: F.cross_entropy(F.linear(x, w).float(), t)
+    compiled = torch.compile(loss_fn, dynamic=True)
+
+    def step(fn):
+        x.grad = w.grad = None
+        fn(x, w, t).backward()
+
+    row = {"name": "linear_cross_entropy_fwd_bwd", "shape": shape, "mnk": [m, v, h]}
+    for name, fn in (("torch_eager", loss_fn), ("torch_compile", compiled)):
+        for _ in range(3):
+            step(fn)
+        torch.cuda.synchronize()
+        x.grad = w.grad = None
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        step(fn)
+        torch.cuda.synchronize()
+        grads = x.grad.numel() * x.grad.element_size() + w.grad.numel() * w.grad.element_size()
+        row[name + "_peak_extra_gib"] = (torch.cuda.max_memory_allocated() - base - grads) / 2**30
+        row[name] = sorted(timed(lambda i: step(fn), 3) for _ in range(rounds))[rounds // 2]
+    print(f"linear_cross_entropy_fwd_bwd {shape:4s} eager {row['torch_eager']:.3f} ms "
+          f"(+{row['torch_eager_peak_extra_gib']:.2f} GiB)  compile {row['torch_compile']:.3f} ms "
+          f"(+{row['torch_compile_peak_extra_gib']:.2f} GiB)", flush=True)
+    del x, w
+    torch.cuda.empty_cache()
+    return row
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=5)
@@ -118,6 +153,7 @@ def main():
             rows.append(measure("linear_swiglu_bwd", name, a.tokens, ffn, h, a.rounds))
             rows.append(measure("linear_rmsnorm_bwd", name, a.tokens, h, 2 * ffn, a.rounds))
             rows.append(measure("rope_bwd", name, a.tokens, (qh + 2 * kvh) * hd, 0, a.rounds, qh + kvh, hd))
+            rows.append(ce_fwd_bwd(name, a.tokens, h, a.rounds))
     for s in (2048, 4096, 8192):
         if chosen(f"sq{s}"):
             for op in ("linear_swiglu_bwd", "linear_rmsnorm_bwd"):

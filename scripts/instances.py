@@ -48,20 +48,30 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "CrossEntropyLoss": "cross_entropy_loss", "QkNormRope": "qk_norm_rope",
                      "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
                      "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd",
-                     "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate"}
+                     "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate",
+                     "WeightGradAccumulate": "weight_grad_accumulate"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
 NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 # The operand layout a program is compiled for (config.hpp): the forward's unless listed. Backward
 # programs run in dgrad GEMMs (dY = dOut · W with W in nn.Linear layout).
-PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn", "RmsNormBwd": "AkBn", "RmsNormBwdAccumulate": "AkBn"}
+PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn", "RmsNormBwd": "AkBn", "RmsNormBwdAccumulate": "AkBn",
+                   "WeightGradAccumulate": "AmBn"}
+# Programs with an fp32 D (weight gradients accumulated across chunks), in the Cooperative config
+# only (the plain fp32 GEMMs' config); the rest write bf16 D in both EPILOGUE_CONFIGS.
+F32_D_PROGRAMS = {"WeightGradAccumulate"}
+
+
+def d_type_of(program):
+    return "void" if program in NO_D_PROGRAMS else "f32" if program in F32_D_PROGRAMS else "bf16"
 
 
 def epilogue_instances():
     for program, pname in EPILOGUE_PROGRAMS.items():
-        d = "void" if program in NO_D_PROGRAMS else "bf16"
+        d = d_type_of(program)
         layout = PROGRAM_LAYOUTS.get(program, "AkBk")
-        for config in EPILOGUE_CONFIGS:
+        configs = EPILOGUE_CONFIGS[:1] if program in F32_D_PROGRAMS else EPILOGUE_CONFIGS
+        for config in configs:
             yield f"epi_{pname}_{layout.lower()}_{d}_{CONFIGS[config]}", program, config, layout
 
 
@@ -72,7 +82,7 @@ def epilogue_tu(name, program, config, layout):
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
         + f"using K = gemm::GemmKernel<gemm::OperandLayout::k{layout}, "
-        + ("void" if program in NO_D_PROGRAMS else "cutlass::bfloat16_t") + ",\n"
+        + {"void": "void", "f32": "float", "bf16": "cutlass::bfloat16_t"}[d_type_of(program)] + ",\n"
         + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
         + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
         + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"

@@ -449,4 +449,13 @@ void rms_norm_bwd_accumulate(const TensorView& D, const TensorView& A, const Ten
   launch_rms_norm_bwd("coda::epilogue::rms_norm_bwd_accumulate", D, A, B, params, choice, stream);
 }
 
+void weight_grad_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
+                            const WeightGradAccumulateParams& params, gemm::KernelChoice choice,
+                            cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::weight_grad_accumulate";
+  const gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, kWhere);
+  require(p.d_dtype == DType::kF32, kWhere, "D: this program accumulates into fp32 D");
+  run_program(kWhere, p, &D, A, B, params, choice, stream, {});
+}
+
 }  // namespace coda::epilogue

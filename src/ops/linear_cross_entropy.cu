@@ -4,12 +4,18 @@
 // sum/mean over rows in a fixed order.
 #include "coda/ops/linear_cross_entropy.hpp"
 
+#include <cuda_bf16.h>
+
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "coda/device_check.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "coda/epilogue/program_launchers.hpp"
+#include "coda/gemm/choose_config.hpp"
+#include "coda/gemm/gemm.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
 
@@ -75,23 +81,96 @@ __global__ void reduce_rows(const float* row_loss, const float* valid, int rows,
   if (threadIdx.x == 0) loss[0] = mean ? sums[0] / counts[0] : sums[0];
 }
 
-void check_launch(const char* what) {
+void check_launch(const char* what, const char* where = kWhere) {
   const cudaError_t err = cudaGetLastError();
-  require(err == cudaSuccess, kWhere, std::string(what) + ": " + cudaGetErrorString(err));
+  require(err == cudaSuccess, where, std::string(what) + ": " + cudaGetErrorString(err));
 }
 
-}  // namespace
-
-std::size_t linear_cross_entropy_workspace_bytes(std::int64_t m, std::int64_t v) {
-  return static_cast<std::size_t>(partial_floats(m, v) + 2 * round_up(m, 4)) * sizeof(float);
+// One block: the number of targets that are not ignore_index (the mean's denominator), fixed order.
+__global__ void count_targets(const void* targets, bool targets_int64, std::int64_t ignore_index,
+                              int rows, float* count) {
+  __shared__ float counts[kReduceThreads];
+  float c = 0.0f;
+  for (int m = threadIdx.x; m < rows; m += kReduceThreads) {
+    const std::int64_t t = targets_int64 ? static_cast<const std::int64_t*>(targets)[m]
+                                         : static_cast<const std::int32_t*>(targets)[m];
+    c += t != ignore_index ? 1.0f : 0.0f;
+  }
+  counts[threadIdx.x] = c;
+  __syncthreads();
+  for (int half = kReduceThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) counts[threadIdx.x] += counts[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) count[0] = counts[0];
 }
 
-void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const TensorView& X,
-                          const TensorView& W, const TensorView& targets,
-                          const CrossEntropyOptions& ce, void* workspace,
-                          std::size_t workspace_bytes, cudaStream_t stream,
-                          const OpOptions& options) {
-  const ArgCheck check(kWhere);
+// The logits → dlogits pass, in place, one block per row of the chunk; and ⟨logit, dlogit⟩ per row
+// (raw logits: y = c·tanh(raw / c) undone when soft-capped). Fixed-order block reduction.
+constexpr int kGradThreads = 256;
+struct GradArgs {
+  const void* targets;  // chunk's first row
+  bool targets_int64;
+  std::int64_t ignore_index;
+  const float* lse;         // chunk's first row
+  const float* alpha;       // nullptr: 1; per row (none) or a scalar
+  bool alpha_per_row;
+  const float* count;       // mean: divide by it; nullptr otherwise
+  float z_loss, softcap;
+  float* zdz;               // chunk's first row, or nullptr
+};
+
+__global__ void logits_to_grad(__nv_bfloat16* logits, std::int64_t ld, int vocab, GradArgs a) {
+  const int row = blockIdx.x;
+  __nv_bfloat16* y = logits + row * ld;
+  const std::int64_t target = a.targets_int64 ? static_cast<const std::int64_t*>(a.targets)[row]
+                                              : static_cast<const std::int32_t*>(a.targets)[row];
+  float scale = a.alpha == nullptr ? 1.0f : a.alpha[a.alpha_per_row ? row : 0];
+  if (a.count != nullptr) scale /= a.count[0];
+  if (target == a.ignore_index) scale = 0.0f;
+  const float lse = a.lse[row];
+  const float p_scale = 1.0f + 2.0f * a.z_loss * lse;
+  float dot = 0.0f;
+  for (int n = threadIdx.x; n < vocab; n += kGradThreads) {
+    const float v = __bfloat162float(y[n]);
+    float d = (lse == -INFINITY ? 0.0f : expf(v - lse)) * p_scale - (n == target ? 1.0f : 0.0f);
+    float raw = v;
+    if (a.softcap > 0.0f) {
+      const float t = v / a.softcap, slope = 1.0f - t * t;
+      d *= slope;
+      raw = slope > 0.0f ? a.softcap * atanhf(t) : 0.0f;
+    }
+    const float g = scale * d;
+    y[n] = __float2bfloat16(g);
+    dot = fmaf(raw, g, dot);
+  }
+  if (a.zdz == nullptr) return;
+  __shared__ float sums[kGradThreads];
+  sums[threadIdx.x] = dot;
+  __syncthreads();
+  for (int half = kGradThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) a.zdz[row] = sums[0];
+}
+
+// Rows per chunk of the fwd+bwd op: `asked`, or ~1 GiB of bf16 logits; a multiple of 128, ≥ 128.
+std::int64_t chunk_rows(std::int64_t m, std::int64_t v, std::int64_t asked) {
+  const std::int64_t rows =
+      asked > 0 ? asked
+                : std::max<std::int64_t>(128, ((1ll << 30) / (2 * round_up(v, 8))) / 128 * 128);
+  return std::min(rows, m);
+}
+
+struct Shape {
+  std::int64_t m, v, h;
+};
+
+// What the loss-only and the fwd+bwd ops both take.
+Shape check_inputs(const ArgCheck& check, const TensorView& loss, const TensorView& lse,
+                   const TensorView& X, const TensorView& W, const TensorView& targets,
+                   const CrossEntropyOptions& ce) {
   check.not_null(X, "X");
   check.rank_is(X, "X", 2);
   check.not_null(W, "W");
@@ -107,13 +186,35 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
     check.fail("ce.z_loss: must be finite and non-negative");
   if (!(ce.softcap >= 0.0f) || !std::isfinite(ce.softcap))
     check.fail("ce.softcap: must be finite and non-negative (0: no soft-cap)");
+  return {m, v, h};
+}
+
+void check_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
+                     std::size_t need, const char* need_name) {
   if (workspace == nullptr) check.fail("workspace: data pointer is null");
   if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
     check.fail("workspace: must be 16-byte aligned");
-  const std::size_t need = linear_cross_entropy_workspace_bytes(m, v);
-  if (workspace_bytes < need)
-    check.fail("workspace_bytes: needs linear_cross_entropy_workspace_bytes(M, V) = " +
-               std::to_string(need) + "; got " + std::to_string(workspace_bytes));
+  if (bytes < need)
+    check.fail(std::string("workspace_bytes: needs ") + need_name + " = " + std::to_string(need) +
+               "; got " + std::to_string(bytes));
+}
+
+}  // namespace
+
+std::size_t linear_cross_entropy_workspace_bytes(std::int64_t m, std::int64_t v) {
+  return static_cast<std::size_t>(partial_floats(m, v) + 2 * round_up(m, 4)) * sizeof(float);
+}
+
+void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const TensorView& X,
+                          const TensorView& W, const TensorView& targets,
+                          const CrossEntropyOptions& ce, void* workspace,
+                          std::size_t workspace_bytes, cudaStream_t stream,
+                          const OpOptions& options) {
+  const ArgCheck check(kWhere);
+  const Shape sh = check_inputs(check, loss, lse, X, W, targets, ce);
+  const std::int64_t m = sh.m, v = sh.v, h = sh.h;
+  check_workspace(check, workspace, workspace_bytes, linear_cross_entropy_workspace_bytes(m, v),
+                  "linear_cross_entropy_workspace_bytes(M, V)");
 
   // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
@@ -152,6 +253,135 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
                                                   ce.reduction == Reduction::kMean,
                                                   static_cast<float*>(loss.data));
     check_launch("reduce kernel launch");
+  }
+}
+
+std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
+                                                        std::int64_t asked_rows) {
+  const std::int64_t rows = chunk_rows(m, v, asked_rows);
+  return static_cast<std::size_t>(rows * round_up(v, 8) * 2) +  // the chunk's logits, bf16
+         linear_cross_entropy_workspace_bytes(m, v) + 16;        // partials, per-row, count
+}
+
+void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
+                                  const CrossEntropyGrads& grads, const TensorView& X,
+                                  const TensorView& W, const TensorView& targets,
+                                  const CrossEntropyOptions& ce, void* workspace,
+                                  std::size_t workspace_bytes, cudaStream_t stream,
+                                  const OpOptions& options) {
+  constexpr const char* kFwdBwd = "coda::ops::linear_cross_entropy_fwd_bwd";
+  const ArgCheck check(kFwdBwd);
+  const Shape sh = check_inputs(check, loss, lse, X, W, targets, ce);
+  const std::int64_t m = sh.m, v = sh.v, h = sh.h;
+  detail::require_bf16_matrix(check, X, "X", m, h, X.device);
+  detail::require_bf16_matrix(check, W, "W", v, h, X.device);
+  detail::require_bf16_matrix(check, grads.dX, "grads.dX", m, h, X.device);
+  detail::require_matrix(check, grads.dW, "grads.dW", v, h, DType::kF32, X.device);
+  if (grads.dW.stride[0] != h) check.fail("grads.dW: rows must be contiguous (stride H)");
+  if (grads.zdz.data != nullptr)
+    detail::require_vector(check, grads.zdz, "grads.zdz", m, DType::kF32, X.device);
+  const bool per_row_alpha = ce.reduction == Reduction::kNone;
+  if (grads.alpha.data != nullptr)
+    detail::require_vector(check, grads.alpha, "grads.alpha", per_row_alpha ? m : 1, DType::kF32,
+                           X.device);
+  if (ce.chunk_rows < 0 || ce.chunk_rows % 128 != 0)
+    check.fail("ce.chunk_rows: must be 0 (automatic) or a positive multiple of 128; got " +
+               std::to_string(ce.chunk_rows));
+  check_workspace(check, workspace, workspace_bytes,
+                  linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                  "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
+
+  const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
+  const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_cross_entropy", rows, v, h, options, &wide);
+  auto* logits = static_cast<__nv_bfloat16*>(workspace);
+  float* partials = reinterpret_cast<float*>(logits + rows * ld);
+  float* target_logits = partials + partial_floats(m, v);
+  float* valid = target_logits + round_up(m, 4);
+  float* count = valid + round_up(m, 4);
+  const bool reduce = ce.reduction != Reduction::kNone;
+  const bool int64_targets = targets.dtype == DType::kI64;
+  const std::size_t target_bytes = int64_targets ? 8 : 4;
+  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{loss.data, "loss"},
+                                  {lse.data, "lse"}, {grads.dX.data, "grads.dX"},
+                                  {grads.dW.data, "grads.dW"}, {grads.zdz.data, "grads.zdz"},
+                                  {grads.alpha.data, "grads.alpha"}, {workspace, "workspace"}})
+    if (ptr != nullptr) require_device_memory(ptr, X.device, kFwdBwd, name);
+
+  if (ce.reduction == Reduction::kMean) {
+    count_targets<<<1, kReduceThreads, 0, stream>>>(targets.data, int64_targets, ce.ignore_index,
+                                                    int(m), count);
+    check_launch("count kernel launch", kFwdBwd);
+  }
+  if (!grads.accumulate_dW) {
+    const cudaError_t err =
+        cudaMemsetAsync(grads.dW.data, 0, std::size_t(v) * std::size_t(h) * 4, stream);
+    require(err == cudaSuccess, kFwdBwd, std::string("dW memset: ") + cudaGetErrorString(err));
+  }
+  // dX = dlogits · W: the dgrad GEMM (a data-parallel kernel: no stream-K workspace to share).
+  const TensorView w_n_major =
+      TensorView::matrix_col_major(W.data, DType::kBF16, h, v, W.stride[0], W.device);
+  auto row_view = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
+    return TensorView::matrix(static_cast<char*>(t.data) + r0 * t.stride[0] * 2, t.dtype, n,
+                              t.shape[1], t.stride[0], t.device);
+  };
+
+  for (std::int64_t r0 = 0; r0 < m; r0 += rows) {
+    const std::int64_t mc = std::min(rows, m - r0);
+    const TensorView x_c = row_view(X, r0, mc);
+    const TensorView logits_c =
+        TensorView::matrix(logits, DType::kBF16, mc, v, ld, X.device);
+    const epilogue::PartialLayout layout =
+        epilogue::per_row_partial_layout(choice.config, int(mc), int(v));
+    const void* targets_c = static_cast<const char*>(targets.data) + r0 * target_bytes;
+    float* lse_c = static_cast<float*>(lse.data) + r0;
+
+    // 1. logits (kept, bf16) with the online lse partials and target logits of the chunk's rows.
+    epilogue::CrossEntropyPartialsParams p;
+    p.lse_partials = partials;
+    p.lse_padded = layout.padded;
+    p.targets = targets_c;
+    p.targets_int64 = int64_targets;
+    p.ignore_index = ce.ignore_index;
+    p.target_logits = target_logits + r0;
+    p.softcap = ce.softcap;
+    epilogue::cross_entropy_partials(logits_c, x_c, W, p, choice, stream);
+    // 2. lse and the rows' losses.
+    float* row_loss = reduce ? target_logits + r0 : static_cast<float*>(loss.data) + r0;
+    finish_rows<<<unsigned((mc + 255) / 256), 256, 0, stream>>>(
+        partials, layout.tiles, layout.padded, target_logits + r0, targets_c, int64_targets,
+        ce.ignore_index, int(mc), int(v), ce.z_loss, lse_c, row_loss,
+        reduce ? valid + r0 : nullptr);
+    check_launch("finish kernel launch", kFwdBwd);
+    // 3. logits → dlogits in place (and ⟨logit, dlogit⟩ per row).
+    GradArgs a{targets_c, int64_targets, ce.ignore_index, lse_c,
+               static_cast<const float*>(grads.alpha.data) + (per_row_alpha && grads.alpha.data ? r0 : 0),
+               per_row_alpha, ce.reduction == Reduction::kMean ? count : nullptr, ce.z_loss,
+               ce.softcap,
+               grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
+    logits_to_grad<<<unsigned(mc), kGradThreads, 0, stream>>>(logits, ld, int(v), a);
+    check_launch("gradient kernel launch", kFwdBwd);
+    // 4. dX rows = dlogits · W.
+    gemm::GemmOptions dgrad;
+    gemm::KernelChoice dc =
+        gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(mc), int(h), int(v));
+    if (gemm::is_stream_k(dc.config)) dc = {gemm::TileConfig::kCoop128x256Cluster2x1, dc.raster, dc.swizzle};
+    dgrad.choice = dc;
+    gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major, dgrad, stream);
+    // 5. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic).
+    epilogue::weight_grad_accumulate(
+        grads.dW,
+        TensorView::matrix_col_major(logits, DType::kBF16, v, mc, ld, X.device),
+        TensorView::matrix_col_major(x_c.data, DType::kBF16, h, mc, X.stride[0], X.device), {},
+        {gemm::TileConfig::kCoop128x256Cluster2x1}, stream);
+  }
+  if (reduce) {
+    reduce_rows<<<1, kReduceThreads, 0, stream>>>(target_logits, valid, int(m),
+                                                  ce.reduction == Reduction::kMean,
+                                                  static_cast<float*>(loss.data));
+    check_launch("reduce kernel launch", kFwdBwd);
   }
 }
 

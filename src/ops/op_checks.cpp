@@ -9,8 +9,13 @@ namespace coda::ops::detail {
 
 void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char* name,
                          std::int64_t rows, std::int64_t cols, int device) {
+  require_matrix(check, t, name, rows, cols, DType::kBF16, device);
+}
+
+void require_matrix(const ArgCheck& check, const TensorView& t, const char* name,
+                    std::int64_t rows, std::int64_t cols, DType dtype, int device) {
   check.not_null(t, name);
-  check.dtype_in(t, name, {DType::kBF16});
+  check.dtype_in(t, name, {dtype});
   check.rank_is(t, name, 2);
   check.dim_is(t, name, 0, rows, "M");
   check.dim_is(t, name, 1, cols, "N");

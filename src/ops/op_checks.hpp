@@ -16,6 +16,9 @@ namespace coda::ops::detail {
 // A rows × cols bf16 matrix with contiguous rows that TMA can read or write.
 void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char* name,
                          std::int64_t rows, std::int64_t cols, int device);
+// The same for any dtype (fp32 weight gradients).
+void require_matrix(const ArgCheck& check, const TensorView& t, const char* name,
+                    std::int64_t rows, std::int64_t cols, DType dtype, int device);
 // A contiguous vector of `length` elements of `dtype`, 16-byte aligned.
 void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
                     std::int64_t length, DType dtype, int device);

@@ -84,6 +84,10 @@ void rms_norm_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
 void rms_norm_bwd_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
                              const RmsNormBwdAccumulateParams& params, gemm::KernelChoice choice,
                              cudaStream_t stream = nullptr);
+// fp32 D += A·Bᵀ in the wgrad layout (A M-major, B N-major: ∂W += dYᵀ·X), Cooperative only.
+void weight_grad_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
+                            const WeightGradAccumulateParams& params, gemm::KernelChoice choice,
+                            cudaStream_t stream = nullptr);
 void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
                        gemm::KernelChoice choice, cudaStream_t stream = nullptr);
 void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,

@@ -121,6 +121,8 @@ struct RmsNormBwdParams {
 struct RmsNormBwdAccumulateParams : RmsNormBwdParams {};
 // D += acc by TMA reduce-add (residual-gradient accumulation)
 struct ResidualAccumulateParams {};
+// The same for an fp32 D in the weight-gradient layout (AmBn): ∂W += Aᵀ·B across chunks of tokens.
+struct WeightGradAccumulateParams : ResidualAccumulateParams {};
 // D = acc (logits);  lse_partials[t, m] = log Σ_{n in N-tile t} exp(acc);
 // target_logits[m] = acc[m, target[m]]   (online state)
 struct CrossEntropyPartialsParams {

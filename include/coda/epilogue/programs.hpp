@@ -325,6 +325,11 @@ struct ResidualAccumulate {
   static void fill(Args&, const Params&) {}
 };
 
+// ResidualAccumulate compiled for fp32 D in the wgrad layout (scripts/instances.py).
+struct WeightGradAccumulate : ResidualAccumulate {
+  using Params = WeightGradAccumulateParams;
+};
+
 // D = logits = acc;  per-tile log Σ exp and the target logit
 struct CrossEntropyPartials {
   using Params = CrossEntropyPartialsParams;

@@ -26,6 +26,8 @@ struct CrossEntropyOptions {
   Reduction reduction = Reduction::kMean;
   float z_loss = 0.0f;   // weight of the z-loss term lse² (PaLM); 0: off
   float softcap = 0.0f;  // > 0: logits ← softcap · tanh(logits / softcap) first (Gemma 2); 0: off
+  // fwd_bwd only: rows per chunk (a multiple of 128), 0: as many as ~1 GiB of bf16 logits holds.
+  std::int64_t chunk_rows = 0;
 };
 
 // Bytes of device scratch linear_cross_entropy needs for M tokens and a vocabulary of V.
@@ -39,5 +41,36 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
                           const CrossEntropyOptions& ce, void* workspace,
                           std::size_t workspace_bytes, cudaStream_t stream = nullptr,
                           const OpOptions& options = {});
+
+// Forward and backward in one call, for the usual training step where the loss is the graph's
+// output and its upstream gradient is known up front (alpha; 1 when empty). Besides loss and lse:
+//   dlogits = a[m] · (softmax · (1 + 2·z_loss·lse) − onehot(target)) · (1 − (y / softcap)²)
+//             a[m] = α / count (mean over non-ignored tokens), α (sum) or α[m] (none: a per-token
+//             upstream gradient); 0 where target = ignore_index
+//   dX  = dlogits · W           [M, H] bf16
+//   dW  = dlogitsᵀ · X          [V, H] fp32, or added to dW (accumulate_dW: micro-batches)
+//   zdz = Σ_v logit · dlogit    [M] fp32, raw (pre-soft-cap) logits: the final RMSNorm backward's
+//                               ⟨z, dz⟩ (linear_rmsnorm_bwd); optional
+// dlogits is never whole: rows go in chunks of ~1 GiB of bf16 logits (workspace), each chunk one
+// logits GEMM (the forward's, with the online lse), one element-wise pass that turns the logits
+// into dlogits in place, a dgrad GEMM into dX's rows and a wgrad GEMM that reduce-adds into dW.
+// Deterministic; no host sync.
+struct CrossEntropyGrads {
+  TensorView dX;               // [M, H] bf16
+  TensorView dW;               // [V, H] fp32, contiguous rows
+  bool accumulate_dW = false;  // add to dW instead of overwriting it
+  TensorView zdz;              // [M] fp32, or empty
+  TensorView alpha;            // [1] fp32 device scalar (sum/mean) or [M] (none), or empty: 1
+};
+
+std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
+                                                        std::int64_t chunk_rows = 0);
+
+void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
+                                  const CrossEntropyGrads& grads, const TensorView& X,
+                                  const TensorView& W, const TensorView& targets,
+                                  const CrossEntropyOptions& ce, void* workspace,
+                                  std::size_t workspace_bytes, cudaStream_t stream = nullptr,
+                                  const OpOptions& options = {});
 
 }  // namespace coda::ops

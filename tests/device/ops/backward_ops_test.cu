@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
@@ -212,6 +213,125 @@ TEST(BackwardOps, RopeBackwardAgainstStandard) {
     EXPECT_TRUE(meets_contract(std::vector<double>(z1.begin(), z1.end()), zdz64, zdz_fw, "zdz"));
     EXPECT_EQ(zdz2.download<float>(), z1);
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+  }
+}
+
+// LM head + cross-entropy forward and backward in chunks of rows: loss, lse, dX, dW (fp32, also
+// accumulated), ⟨z, dz⟩; ignored rows, int32/int64 targets, z-loss, soft-cap, the three reductions
+// (none with random per-token upstream gradients), several chunks.
+TEST(BackwardOps, CrossEntropyForwardBackwardAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("BackwardOps.CrossEntropyForwardBackwardAgainstStandard"));
+  struct Case { int m, hidden, vocab; bool int64; float z_loss, softcap; Reduction reduction; float alpha; int chunk; };
+  const Case cases[] = {{199, 520, 32777, false, 0.0f, 0.0f, Reduction::kMean, 1.0f, 0},
+                        {300, 264, 4099, true, 1e-4f, 3.0f, Reduction::kSum, 0.5f, 128},
+                        {1000, 776, 4099, false, 0.0f, 0.0f, Reduction::kNone, 0.0f, 256}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab) + " chunk " + std::to_string(c.chunk));
+    const Matrix x = random_bf16(c.m, c.hidden, rng, 1.0);
+    const Matrix w = random_bf16(c.vocab, c.hidden, rng, 2.0 / std::sqrt(double(c.hidden)));
+    std::vector<std::int64_t> targets(c.m);
+    std::uniform_int_distribution<std::int64_t> col(0, c.vocab - 1);
+    for (int m = 0; m < c.m; ++m) targets[m] = m % 7 == 3 ? -100 : col(rng);
+    std::vector<float> alpha_rows(c.m);
+    for (float& a : alpha_rows) a = float(std::uniform_real_distribution<double>(-1.0, 2.0)(rng));
+    int counted = 0;
+    for (auto t : targets) counted += t != -100;
+
+    // Standard (float64 from exact logits; the framework from bf16 logits, dlogits cast to bf16).
+    auto grads = [&](const Matrix& raw, bool framework, std::vector<double>* lse, std::vector<double>* loss,
+                     std::vector<double>* zdz) {
+      Matrix d(c.m, c.vocab);
+      lse->assign(c.m, 0.0), loss->assign(c.m, 0.0), zdz->assign(c.m, 0.0);
+      for (int m = 0; m < c.m; ++m) {
+        std::vector<double> y(c.vocab);
+        double mx = -INFINITY, sum = 0.0;
+        for (int v = 0; v < c.vocab; ++v) {
+          y[v] = c.softcap > 0 ? c.softcap * std::tanh(raw(m, v) / c.softcap) : raw(m, v);
+          if (framework) y[v] = ref::round_to_bf16(float(y[v]));
+          mx = std::max(mx, y[v]);
+        }
+        for (int v = 0; v < c.vocab; ++v) sum += std::exp(y[v] - mx);
+        const double l = mx + std::log(sum);
+        (*lse)[m] = l;
+        const bool ignored = targets[m] == -100;
+        if (!ignored) (*loss)[m] = l - y[targets[m]] + c.z_loss * l * l;
+        const double a = ignored ? 0.0
+                         : c.reduction == Reduction::kNone ? alpha_rows[m]
+                         : c.reduction == Reduction::kSum ? c.alpha : c.alpha / counted;
+        for (int v = 0; v < c.vocab; ++v) {
+          double g = std::exp(y[v] - l) * (1 + 2 * c.z_loss * l) - (v == targets[m] ? 1.0 : 0.0);
+          if (c.softcap > 0) g *= 1 - (y[v] / c.softcap) * (y[v] / c.softcap);
+          d(m, v) = framework ? ref::round_to_bf16(float(a * g)) : a * g;
+          (*zdz)[m] += raw(m, v) * a * g;
+        }
+      }
+      return d;
+    };
+    std::vector<double> lse64, loss64, zdz64, lse_fw, loss_fw, zdz_fw;
+    const Matrix logits64 = linear64(x, w), logits_fw = linear_framework(x, w);
+    const Matrix d64 = grads(logits64, false, &lse64, &loss64, &zdz64);
+    const Matrix d_fw = grads(logits_fw, true, &lse_fw, &loss_fw, &zdz_fw);
+    const Matrix dx64 = linear64(d64, ref::transpose(w));
+    const Matrix dx_fw = linear_framework(d_fw, ref::transpose(w));
+    const Matrix dw64 = linear64(ref::transpose(d64), ref::transpose(x));
+    Matrix dw_fw(c.vocab, c.hidden);
+    {
+      const auto f = testing::gemm_cublas_f32(c.vocab, c.hidden, c.m, as_floats(ref::transpose(d_fw)),
+                                              as_floats(ref::transpose(x)));
+      dw_fw.v.assign(f.begin(), f.end());
+    }
+
+    DeviceMatrix d_x = upload(x), d_w = upload(w), dx = output(c.m, c.hidden);
+    DeviceBuffer d_targets(c.m * 8), loss(c.m * 4), lse(c.m * 4), zdz(c.m * 4), alpha(c.m * 4),
+        dw(std::size_t(c.vocab) * c.hidden * 4);
+    if (c.int64) d_targets.upload(targets);
+    else d_targets.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
+    alpha.upload(c.reduction == Reduction::kNone ? alpha_rows : std::vector<float>{c.alpha});
+    for (DeviceBuffer* b : {&loss, &lse, &zdz, &dw}) b->poison();
+    CrossEntropyOptions ce;
+    ce.reduction = c.reduction;
+    ce.z_loss = c.z_loss;
+    ce.softcap = c.softcap;
+    ce.chunk_rows = c.chunk;
+    const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(c.m, c.vocab, c.chunk);
+    DeviceBuffer ws(ws_bytes);
+    ws.poison();
+    const bool none = c.reduction == Reduction::kNone;
+    CrossEntropyGrads g{dx.view(), TensorView::matrix(dw.get(), DType::kF32, c.vocab, c.hidden),
+                        false, vector_view(zdz, c.m, DType::kF32),
+                        vector_view(alpha, none ? c.m : 1, DType::kF32)};
+    const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
+    const TensorView loss_view = vector_view(loss, none ? c.m : 1, DType::kF32);
+    linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
+                                 t_view, ce, ws.get(), ws_bytes);
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> dw1 = dw.download<float>();
+    g.accumulate_dW = true;  // a second micro-batch: dW doubles
+    linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
+                                 t_view, ce, ws.get(), ws_bytes);
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+    auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+    EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
+    const std::vector<double> losses = to_double(loss.download<float>());
+    if (none) {
+      EXPECT_TRUE(meets_contract(losses, loss64, loss_fw, "loss per row"));
+    } else {
+      double s64 = 0, sfw = 0;
+      for (int m = 0; m < c.m; ++m) s64 += loss64[m], sfw += loss_fw[m];
+      const double k = c.reduction == Reduction::kMean ? 1.0 / counted : 1.0;
+      EXPECT_TRUE(meets_contract(losses, {s64 * k}, {sfw * k}, "loss"));
+    }
+    bool pad = false;
+    EXPECT_TRUE(meets_contract(download(dx, &pad).v, dx64.v, dx_fw.v, "dX"));
+    EXPECT_TRUE(pad);
+    EXPECT_TRUE(meets_contract(to_double(dw1), dw64.v, dw_fw.v, "dW"));
+    const std::vector<float> dw2 = dw.download<float>();
+    // Chunk by chunk onto dW: 2 · dW up to fp32 rounding of the running sums (~1e-7 relative).
+    std::vector<double> twice(dw1.size()), slack(dw1.size());
+    for (std::size_t i = 0; i < dw1.size(); ++i) twice[i] = 2.0 * dw1[i], slack[i] = twice[i] * (1 + 1e-6);
+    EXPECT_TRUE(meets_contract(to_double(dw2), twice, slack, "dW accumulated = 2 · dW"));
+    EXPECT_TRUE(meets_contract(to_double(zdz.download<float>()), zdz64, zdz_fw, "zdz"));
   }
 }
 

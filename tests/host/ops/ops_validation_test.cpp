@@ -107,7 +107,27 @@ TEST(OpsValidation, CrossEntropy) {
   ce.z_loss = -1.0f;
   EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
             "coda::ops::linear_cross_entropy: ce.z_loss: must be finite and non-negative");
+  // Forward + backward: gradients' shapes and dtypes, the chunk size.
   ce.z_loss = 0.0f;
+  ce.reduction = Reduction::kMean;
+  const auto dX = bf16(0x70000, 64, 128);
+  const auto dW = TensorView::matrix(reinterpret_cast<void*>(0x80000), DType::kF32, 1000, 128);
+  const std::size_t fb_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(64, 1000);
+  CrossEntropyGrads g{dX, bf16(0x80000, 1000, 128)};
+  EXPECT_EQ(error_of([&] { linear_cross_entropy_fwd_bwd(scalar, lse, g, X, W, t32, ce, ws, fb_bytes); }),
+            "coda::ops::linear_cross_entropy_fwd_bwd: grads.dW: dtype must be f32; got bf16");
+  g.dW = dW;
+  g.alpha = vec(0x50000, 64, DType::kF32);  // per-row α only with reduction none
+  EXPECT_EQ(error_of([&] { linear_cross_entropy_fwd_bwd(scalar, lse, g, X, W, t32, ce, ws, fb_bytes); }),
+            "coda::ops::linear_cross_entropy_fwd_bwd: grads.alpha: dim 0 must equal the matching dim = 1; "
+            "got f32[64] strides (1)");
+  g.alpha = {};
+  ce.chunk_rows = 100;
+  EXPECT_EQ(error_of([&] { linear_cross_entropy_fwd_bwd(scalar, lse, g, X, W, t32, ce, ws, fb_bytes); }),
+            "coda::ops::linear_cross_entropy_fwd_bwd: ce.chunk_rows: must be 0 (automatic) or a positive "
+            "multiple of 128; got 100");
+  ce.chunk_rows = 0;
+  ce.reduction = Reduction::kNone;
   ce.softcap = -30.0f;
   EXPECT_EQ(error_of([&] { linear_cross_entropy(rows, lse, X, W, t32, ce, ws, bytes); }),
             "coda::ops::linear_cross_entropy: ce.softcap: must be finite and non-negative (0: no "
