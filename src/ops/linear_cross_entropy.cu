@@ -105,50 +105,87 @@ __global__ void count_targets(const void* targets, bool targets_int64, std::int6
   if (threadIdx.x == 0) count[0] = counts[0];
 }
 
-// The logits → dlogits pass, in place, one block per row of the chunk; and ⟨logit, dlogit⟩ per row
-// (raw logits: y = c·tanh(raw / c) undone when soft-capped). Fixed-order block reduction.
-constexpr int kGradThreads = 256;
-struct GradArgs {
+// The fwd+bwd op's per-row pass over a chunk of logits (one block per row, in place): soft-cap,
+// log Σ exp (online max/sum per thread, then a fixed-order block combine), the row's loss, then
+// logits → dlogits and ⟨raw logit, dlogit⟩. Two reads and one write of the row (the second read
+// mostly from L2). Deterministic.
+constexpr int kRowThreads = 256;
+struct RowArgs {
   const void* targets;  // chunk's first row
   bool targets_int64;
   std::int64_t ignore_index;
-  const float* lse;         // chunk's first row
-  const float* alpha;       // nullptr: 1; per row (none) or a scalar
-  bool alpha_per_row;
-  const float* count;       // mean: divide by it; nullptr otherwise
   float z_loss, softcap;
-  float* zdz;               // chunk's first row, or nullptr
+  const float* alpha;  // nullptr: 1; per row (none) or a scalar
+  bool alpha_per_row;
+  const float* count;  // mean: divide by it; nullptr otherwise
+  float* lse;          // chunk's first row
+  float* row_loss;     // chunk's first row
+  float* valid;        // chunk's first row, or nullptr
+  float* zdz;          // chunk's first row, or nullptr
 };
 
-__global__ void logits_to_grad(__nv_bfloat16* logits, std::int64_t ld, int vocab, GradArgs a) {
+__device__ float capped(float raw, float softcap) {
+  return softcap > 0.0f ? softcap * tanhf(raw / softcap) : raw;
+}
+
+__global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vocab, RowArgs a) {
+  __shared__ float maxes[kRowThreads], sums[kRowThreads];
+  __shared__ float target_logit;
   const int row = blockIdx.x;
   __nv_bfloat16* y = logits + row * ld;
   const std::int64_t target = a.targets_int64 ? static_cast<const std::int64_t*>(a.targets)[row]
                                               : static_cast<const std::int32_t*>(a.targets)[row];
+  if (threadIdx.x == 0) target_logit = NAN;  // stays NaN for a target out of [0, V)
+  __syncthreads();
+  float max = -INFINITY, sum = 0.0f;
+  for (int n = threadIdx.x; n < vocab; n += kRowThreads) {
+    const float v = capped(__bfloat162float(y[n]), a.softcap);
+    if (n == target) target_logit = v;
+    if (v > max) {
+      sum = sum * (max == -INFINITY ? 0.0f : expf(max - v)) + 1.0f;
+      max = v;
+    } else {
+      sum += expf(v - max);
+    }
+  }
+  maxes[threadIdx.x] = max;
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kRowThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const float m1 = maxes[threadIdx.x], m2 = maxes[threadIdx.x + half];
+      const float mx = fmaxf(m1, m2);
+      sums[threadIdx.x] = (m1 == -INFINITY ? 0.0f : sums[threadIdx.x] * expf(m1 - mx)) +
+                          (m2 == -INFINITY ? 0.0f : sums[threadIdx.x + half] * expf(m2 - mx));
+      maxes[threadIdx.x] = mx;
+    }
+    __syncthreads();
+  }
+  const float lse = maxes[0] == -INFINITY ? -INFINITY : maxes[0] + logf(sums[0]);
+  const bool ignored = target == a.ignore_index;
+  if (threadIdx.x == 0) {
+    a.lse[row] = lse;
+    a.row_loss[row] = ignored ? 0.0f : lse - target_logit + a.z_loss * lse * lse;
+    if (a.valid != nullptr) a.valid[row] = ignored ? 0.0f : 1.0f;
+  }
   float scale = a.alpha == nullptr ? 1.0f : a.alpha[a.alpha_per_row ? row : 0];
   if (a.count != nullptr) scale /= a.count[0];
-  if (target == a.ignore_index) scale = 0.0f;
-  const float lse = a.lse[row];
+  if (ignored) scale = 0.0f;
   const float p_scale = 1.0f + 2.0f * a.z_loss * lse;
   float dot = 0.0f;
-  for (int n = threadIdx.x; n < vocab; n += kGradThreads) {
-    const float v = __bfloat162float(y[n]);
+  for (int n = threadIdx.x; n < vocab; n += kRowThreads) {
+    const float raw = __bfloat162float(y[n]), v = capped(raw, a.softcap);
     float d = (lse == -INFINITY ? 0.0f : expf(v - lse)) * p_scale - (n == target ? 1.0f : 0.0f);
-    float raw = v;
-    if (a.softcap > 0.0f) {
-      const float t = v / a.softcap, slope = 1.0f - t * t;
-      d *= slope;
-      raw = slope > 0.0f ? a.softcap * atanhf(t) : 0.0f;
-    }
+    if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
     const float g = scale * d;
     y[n] = __float2bfloat16(g);
     dot = fmaf(raw, g, dot);
   }
   if (a.zdz == nullptr) return;
-  __shared__ float sums[kGradThreads];
+  __syncthreads();  // sums[] is reused
   sums[threadIdx.x] = dot;
   __syncthreads();
-  for (int half = kGradThreads / 2; half > 0; half /= 2) {
+  for (int half = kRowThreads / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
     __syncthreads();
   }
@@ -259,8 +296,8 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
                                                         std::int64_t asked_rows) {
   const std::int64_t rows = chunk_rows(m, v, asked_rows);
-  return static_cast<std::size_t>(rows * round_up(v, 8) * 2) +  // the chunk's logits, bf16
-         linear_cross_entropy_workspace_bytes(m, v) + 16;        // partials, per-row, count
+  return static_cast<std::size_t>(rows * round_up(v, 8) * 2 +  // the chunk's logits, bf16
+                                  (2 * round_up(m, 4) + 4) * 4);  // row losses, valid, count
 }
 
 void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
@@ -292,14 +329,20 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                   "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
 
   const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
-  const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x128Cluster2x1,
-                                gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_cross_entropy", rows, v, h, options, &wide);
+  // Data-parallel kernels: no stream-K workspace to share between the chunk's GEMMs.
+  auto data_parallel = [&](gemm::OperandLayout layout, std::int64_t gm, std::int64_t gn,
+                           std::int64_t gk) {
+    gemm::GemmOptions o;
+    gemm::KernelChoice c = options.choice ? *options.choice
+                                          : gemm::choose_kernel(layout, DType::kBF16, int(gm),
+                                                                int(gn), int(gk));
+    if (gemm::is_stream_k(c.config)) c = {gemm::TileConfig::kCoop128x256Cluster2x1, c.raster, c.swizzle};
+    o.choice = c;
+    return o;
+  };
   auto* logits = static_cast<__nv_bfloat16*>(workspace);
-  float* partials = reinterpret_cast<float*>(logits + rows * ld);
-  float* target_logits = partials + partial_floats(m, v);
-  float* valid = target_logits + round_up(m, 4);
+  float* row_losses = reinterpret_cast<float*>(logits + rows * ld);
+  float* valid = row_losses + round_up(m, 4);
   float* count = valid + round_up(m, 4);
   const bool reduce = ce.reduction != Reduction::kNone;
   const bool int64_targets = targets.dtype == DType::kI64;
@@ -320,7 +363,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
         cudaMemsetAsync(grads.dW.data, 0, std::size_t(v) * std::size_t(h) * 4, stream);
     require(err == cudaSuccess, kFwdBwd, std::string("dW memset: ") + cudaGetErrorString(err));
   }
-  // dX = dlogits · W: the dgrad GEMM (a data-parallel kernel: no stream-K workspace to share).
   const TensorView w_n_major =
       TensorView::matrix_col_major(W.data, DType::kBF16, h, v, W.stride[0], W.device);
   auto row_view = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
@@ -331,54 +373,36 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   for (std::int64_t r0 = 0; r0 < m; r0 += rows) {
     const std::int64_t mc = std::min(rows, m - r0);
     const TensorView x_c = row_view(X, r0, mc);
-    const TensorView logits_c =
-        TensorView::matrix(logits, DType::kBF16, mc, v, ld, X.device);
-    const epilogue::PartialLayout layout =
-        epilogue::per_row_partial_layout(choice.config, int(mc), int(v));
-    const void* targets_c = static_cast<const char*>(targets.data) + r0 * target_bytes;
-    float* lse_c = static_cast<float*>(lse.data) + r0;
-
-    // 1. logits (kept, bf16) with the online lse partials and target logits of the chunk's rows.
-    epilogue::CrossEntropyPartialsParams p;
-    p.lse_partials = partials;
-    p.lse_padded = layout.padded;
-    p.targets = targets_c;
-    p.targets_int64 = int64_targets;
-    p.ignore_index = ce.ignore_index;
-    p.target_logits = target_logits + r0;
-    p.softcap = ce.softcap;
-    epilogue::cross_entropy_partials(logits_c, x_c, W, p, choice, stream);
-    // 2. lse and the rows' losses.
-    float* row_loss = reduce ? target_logits + r0 : static_cast<float*>(loss.data) + r0;
-    finish_rows<<<unsigned((mc + 255) / 256), 256, 0, stream>>>(
-        partials, layout.tiles, layout.padded, target_logits + r0, targets_c, int64_targets,
-        ce.ignore_index, int(mc), int(v), ce.z_loss, lse_c, row_loss,
-        reduce ? valid + r0 : nullptr);
-    check_launch("finish kernel launch", kFwdBwd);
-    // 3. logits → dlogits in place (and ⟨logit, dlogit⟩ per row).
-    GradArgs a{targets_c, int64_targets, ce.ignore_index, lse_c,
-               static_cast<const float*>(grads.alpha.data) + (per_row_alpha && grads.alpha.data ? r0 : 0),
-               per_row_alpha, ce.reduction == Reduction::kMean ? count : nullptr, ce.z_loss,
-               ce.softcap,
-               grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
-    logits_to_grad<<<unsigned(mc), kGradThreads, 0, stream>>>(logits, ld, int(v), a);
-    check_launch("gradient kernel launch", kFwdBwd);
-    // 4. dX rows = dlogits · W.
-    gemm::GemmOptions dgrad;
-    gemm::KernelChoice dc =
-        gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(mc), int(h), int(v));
-    if (gemm::is_stream_k(dc.config)) dc = {gemm::TileConfig::kCoop128x256Cluster2x1, dc.raster, dc.swizzle};
-    dgrad.choice = dc;
-    gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major, dgrad, stream);
-    // 5. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic).
+    const TensorView logits_c = TensorView::matrix(logits, DType::kBF16, mc, v, ld, X.device);
+    // 1. logits = X_c · Wᵀ (bf16, kept for the chunk).
+    gemm::gemm(logits_c, x_c, W, data_parallel(gemm::OperandLayout::kAkBk, mc, v, h), stream);
+    // 2. per row: lse, loss, then logits → dlogits in place and ⟨z, dz⟩.
+    RowArgs a{static_cast<const char*>(targets.data) + r0 * target_bytes,
+              int64_targets,
+              ce.ignore_index,
+              ce.z_loss,
+              ce.softcap,
+              static_cast<const float*>(grads.alpha.data) +
+                  (per_row_alpha && grads.alpha.data ? r0 : 0),
+              per_row_alpha,
+              ce.reduction == Reduction::kMean ? count : nullptr,
+              static_cast<float*>(lse.data) + r0,
+              reduce ? row_losses + r0 : static_cast<float*>(loss.data) + r0,
+              reduce ? valid + r0 : nullptr,
+              grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
+    cross_entropy_row<<<unsigned(mc), kRowThreads, 0, stream>>>(logits, ld, int(v), a);
+    check_launch("row kernel launch", kFwdBwd);
+    // 3. dX rows = dlogits · W.
+    gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major,
+               data_parallel(gemm::OperandLayout::kAkBn, mc, h, v), stream);
+    // 4. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic).
     epilogue::weight_grad_accumulate(
-        grads.dW,
-        TensorView::matrix_col_major(logits, DType::kBF16, v, mc, ld, X.device),
+        grads.dW, TensorView::matrix_col_major(logits, DType::kBF16, v, mc, ld, X.device),
         TensorView::matrix_col_major(x_c.data, DType::kBF16, h, mc, X.stride[0], X.device), {},
         {gemm::TileConfig::kCoop128x256Cluster2x1}, stream);
   }
   if (reduce) {
-    reduce_rows<<<1, kReduceThreads, 0, stream>>>(target_logits, valid, int(m),
+    reduce_rows<<<1, kReduceThreads, 0, stream>>>(row_losses, valid, int(m),
                                                   ce.reduction == Reduction::kMean,
                                                   static_cast<float*>(loss.data));
     check_launch("reduce kernel launch", kFwdBwd);
