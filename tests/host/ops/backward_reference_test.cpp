@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "coda/ops/weights.hpp"
 #include "reference/epilogue.hpp"
 #include "reference/llama.hpp"
 
@@ -106,6 +107,117 @@ TEST(BackwardReference, RmsNormBackwardTakesItsScalarFromZdz) {
     const double fd = (dot(dz, linear(rms_norm(x, wp, eps), w_out)) -
                        dot(dz, linear(rms_norm(x, wm, eps), w_out))) / (2 * h);
     EXPECT_NEAR(dw[k], fd, 1e-6 * (1 + std::abs(fd))) << "col " << k;
+  }
+}
+
+// One Llama block, forward standard and backward rewritten. The block: h1 = RMSNorm(x)·w1 →
+// QKV (rotate-half RoPE on Q and K) → mixer → o-proj + residual → x2; h2 = RMSNorm(x2)·w2 →
+// gate/up → SwiGLU → down-proj + residual → out. Attention is replaced by an element-wise stand-in
+// a = q ⊙ k ⊙ v (its backward by hand), which no CODA op fuses. L = ⟨dout, out⟩.
+// The rewritten backward is what the backward ops compute, in their layouts (interleaved gate/up,
+// adjacent-pair RoPE with permuted Q/K rows): linear_swiglu_bwd → linear_rmsnorm_bwd (MLP norm,
+// c from ⟨z, dz⟩, dX added to the residual gradient) → o-proj/mixer backward → rope_bwd →
+// linear_rmsnorm_bwd (attention norm). dx, dw1, dw2 against central finite differences of L.
+TEST(BackwardReference, RewrittenBlockBackwardEqualsStandard) {
+  std::mt19937_64 rng(14);
+  const int m = 5, d = 8, heads = 2, hd = 4, f = 6, n_qkv = 3 * heads * hd;
+  const double eps = 1e-5;
+  const Matrix x = random(m, d, rng), dout = random(m, d, rng);
+  const Matrix w_qkv = random(n_qkv, d, rng, 0.5), w_o = random(d, heads * hd, rng, 0.5);
+  const Matrix w_gate = random(f, d, rng, 0.5), w_up = random(f, d, rng, 0.5), w_down = random(d, f, rng, 0.5);
+  std::vector<double> w1(d), w2(d);
+  for (int i = 0; i < d; ++i) w1[i] = 1.0 + 0.1 * i, w2[i] = 1.5 - 0.05 * i;
+  const std::vector<std::int64_t> pos = {3, 4, 5, 0, 100000};
+  const std::vector<double> inv = ops::rope_inverse_frequencies(hd, 500000.0);
+  const int qk = 2 * heads * hd;  // Q and K columns
+
+  auto cols = [](const Matrix& a, int c0, int n) {
+    Matrix out(a.rows, n);
+    for (int r = 0; r < a.rows; ++r)
+      for (int c = 0; c < n; ++c) out(r, c) = a(r, c0 + c);
+    return out;
+  };
+  auto mixer = [&](const Matrix& qkv) {  // q ⊙ k ⊙ v, standard column order
+    return hadamard(hadamard(cols(qkv, 0, heads * hd), cols(qkv, heads * hd, heads * hd)),
+                    cols(qkv, 2 * heads * hd, heads * hd));
+  };
+  auto block = [&](const Matrix& xin, const std::vector<double>& a1, const std::vector<double>& a2) {
+    const Matrix qkv = rope_rotate_half(linear(rms_norm(xin, a1, eps), w_qkv), pos, inv, 2 * heads, hd);
+    const Matrix x2 = add(xin, linear(mixer(qkv), w_o));
+    const Matrix h2 = rms_norm(x2, a2, eps);
+    return add(x2, linear(silu_mul(linear(h2, w_gate), linear(h2, w_up)), w_down));
+  };
+
+  // Rewritten layouts and the forward's saved tensors.
+  std::vector<std::int64_t> qkv_rows = ops::rope_interleave_rows(2 * heads, hd);
+  for (int r = qk; r < n_qkv; ++r) qkv_rows.push_back(r);
+  const Matrix w_qkv_p = permute_rows(w_qkv, qkv_rows);
+  Matrix w_cat(2 * f, d);
+  for (int i = 0; i < f * d; ++i) w_cat.v[i] = w_gate.v[i], w_cat.v[f * d + i] = w_up.v[i];
+  const Matrix w_gu = permute_rows(w_cat, ops::gate_up_interleave_rows(f));
+  const std::vector<float> table = ops::rope_frequencies(heads, heads, hd, 500000.0);
+  std::vector<double> turns(n_qkv / 2);
+  for (int j = 0; j < n_qkv / 2; ++j) turns[j] = double(table[2 * j]) + double(table[2 * j + 1]);
+  std::vector<std::int64_t> neg(pos.size());
+  for (std::size_t i = 0; i < pos.size(); ++i) neg[i] = -pos[i];
+  const Matrix qkv_p = rope_pairs(linear(rms_norm(x, w1, eps), w_qkv_p), pos, turns);  // saved
+  std::vector<std::int64_t> unperm(n_qkv);
+  for (int c = 0; c < n_qkv; ++c) unperm[qkv_rows[c]] = c;
+  const Matrix qkv_std = permute_cols(qkv_p, unperm);
+  const Matrix x2 = add(x, linear(mixer(qkv_std), w_o));         // saved (residual stream)
+  const Matrix z = linear(rms_norm(x2, w2, eps), w_gu);           // saved, interleaved
+
+  auto rms_norm_bwd = [&](const Matrix& xin, const std::vector<double>& w, const Matrix& g,
+                          const std::vector<double>& zdz, Matrix* dx, std::vector<double>* dw) {
+    const std::vector<double> r = rstd_of(xin, eps);
+    dw->assign(d, 0.0);
+    for (int row = 0; row < m; ++row)
+      for (int k = 0; k < d; ++k) {
+        const double u = xin(row, k) * r[row];
+        (*dx)(row, k) += r[row] * (g(row, k) * w[k] - u * zdz[row] / d);
+        (*dw)[k] += g(row, k) * u;
+      }
+  };
+  auto row_dot = [&](const Matrix& a, const Matrix& b) {
+    std::vector<double> s(a.rows, 0.0);
+    for (int r = 0; r < a.rows; ++r)
+      for (int c = 0; c < a.cols; ++c) s[r] += a(r, c) * b(r, c);
+    return s;
+  };
+
+  // Rewritten backward.
+  Matrix dx = dout;                                                     // residual gradient
+  const Matrix dz = silu_gate_pairs_grad(linear(dout, transpose(w_down)), z);  // linear_swiglu_bwd
+  std::vector<double> dw2, dw1;
+  rms_norm_bwd(x2, w2, linear(dz, transpose(w_gu)), row_dot(z, dz), &dx, &dw2);  // linear_rmsnorm_bwd
+  const Matrix da = linear(dx, transpose(w_o));                         // o-proj dgrad
+  const Matrix q = cols(qkv_std, 0, heads * hd), k = cols(qkv_std, heads * hd, heads * hd),
+               v = cols(qkv_std, 2 * heads * hd, heads * hd);
+  Matrix dqkv_std(m, n_qkv);
+  const Matrix dq = hadamard(da, hadamard(k, v)), dk = hadamard(da, hadamard(q, v)),
+               dv = hadamard(da, hadamard(q, k));
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < heads * hd; ++c)
+      dqkv_std(r, c) = dq(r, c), dqkv_std(r, heads * hd + c) = dk(r, c),
+                  dqkv_std(r, 2 * heads * hd + c) = dv(r, c);
+  const Matrix dqkv = permute_cols(dqkv_std, qkv_rows);                 // our column order
+  const Matrix dz_qkv = rope_pairs(dqkv, neg, turns);                   // rope_bwd
+  rms_norm_bwd(x, w1, linear(dz_qkv, transpose(w_qkv_p)), row_dot(qkv_p, dqkv), &dx, &dw1);
+
+  const double h = 1e-6;
+  for (int i = 0; i < m * d; ++i) {
+    Matrix xp = x, xm = x;
+    xp.v[i] += h, xm.v[i] -= h;
+    const double fd = (dot(dout, block(xp, w1, w2)) - dot(dout, block(xm, w1, w2))) / (2 * h);
+    EXPECT_NEAR(dx.v[i], fd, 1e-6 * (1 + std::abs(fd))) << "dx " << i;
+  }
+  for (int i = 0; i < d; ++i) {
+    std::vector<double> p1 = w1, m1 = w1, p2 = w2, m2 = w2;
+    p1[i] += h, m1[i] -= h, p2[i] += h, m2[i] -= h;
+    const double fd1 = (dot(dout, block(x, p1, w2)) - dot(dout, block(x, m1, w2))) / (2 * h);
+    const double fd2 = (dot(dout, block(x, w1, p2)) - dot(dout, block(x, w1, m2))) / (2 * h);
+    EXPECT_NEAR(dw1[i], fd1, 1e-6 * (1 + std::abs(fd1))) << "dw1 " << i;
+    EXPECT_NEAR(dw2[i], fd2, 1e-6 * (1 + std::abs(fd2))) << "dw2 " << i;
   }
 }
 
