@@ -17,7 +17,7 @@ import json
 import torch
 import torch.nn.functional as F
 
-from torch_ops_fwd import MODELS, dev, dt, timed
+from torch_ops_fwd import MODELS, dev, dt, interleaved, timed
 
 
 def swiglu_bwd(t):
@@ -86,17 +86,8 @@ def measure(op, shape, m, n, k, rounds, heads=0, hd=0):
                 "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
     if op != "rope_bwd":
         variants["torch_gemm"] = lambda i: ts[i % sets][a] @ ts[i % sets]["w"]
-    for fn in variants.values():  # warm-up (and compilation)
-        for i in range(3):
-            fn(i)
-    torch.cuda.synchronize()
-    per_round = {v: [] for v in variants}
-    for r in range(rounds):
-        order = list(variants) if r % 2 == 0 else list(reversed(list(variants)))
-        for v in order:
-            per_round[v].append(timed(variants[v], 6))
     row = {"name": op, "shape": shape, "mnk": [m, n, k]}
-    row.update({v: sorted(x)[len(x) // 2] for v, x in per_round.items()})
+    row.update(interleaved(variants, rounds))
     print(f"{op:22s} {shape:7s} {m:6d}x{n:6d}x{k:6d}  gemm {row.get('torch_gemm', 0):.3f}  eager "
           f"{row['torch_eager']:.3f}  compile {row['torch_compile']:.3f}", flush=True)
     del ts

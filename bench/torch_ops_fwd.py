@@ -86,6 +86,20 @@ def timed(fn, reps):
     return sorted(s.elapsed_time(e) for s, e in zip(starts, ends))[reps // 2]
 
 
+def interleaved(variants, rounds):
+    """Warm-up (and compilation), then `rounds` rounds in alternating order: median ms of each."""
+    for fn in variants.values():
+        for i in range(3):
+            fn(i)
+    torch.cuda.synchronize()
+    per_round = {v: [] for v in variants}
+    for r in range(rounds):
+        order = list(variants) if r % 2 == 0 else list(reversed(list(variants)))
+        for v in order:
+            per_round[v].append(timed(variants[v], 6))
+    return {v: sorted(x)[len(x) // 2] for v, x in per_round.items()}
+
+
 def measure(op, shape, m, n, k, q_heads, rot_heads, hd, rounds):
     sets = max(1, min(8, (256 << 20) // (2 * (m * k + n * k + m * n))))
     ts = []
@@ -104,17 +118,8 @@ def measure(op, shape, m, n, k, q_heads, rot_heads, hd, rounds):
     variants = {"torch_gemm": lambda i: F.linear(ts[i % sets]["a"], ts[i % sets]["w"]),
                 "torch_eager": lambda i: OPS[op](ts[i % sets]),
                 "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
-    for fn in variants.values():  # warm-up (and compilation)
-        for i in range(3):
-            fn(i)
-    torch.cuda.synchronize()
-    per_round = {v: [] for v in variants}
-    for r in range(rounds):
-        order = list(variants) if r % 2 == 0 else list(reversed(list(variants)))
-        for v in order:
-            per_round[v].append(timed(variants[v], 6))
     row = {"name": op, "shape": shape, "mnk": [m, n, k]}
-    row.update({v: sorted(x)[len(x) // 2] for v, x in per_round.items()})
+    row.update(interleaved(variants, rounds))
     print(f"{op:22s} {shape:7s} {m:6d}x{n:6d}x{k:6d}  gemm {row['torch_gemm']:.3f}  eager "
           f"{row['torch_eager']:.3f}  compile {row['torch_compile']:.3f}", flush=True)
     del ts

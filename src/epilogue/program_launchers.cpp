@@ -270,8 +270,9 @@ void check_qk_norm(const QkNormRopeParams& params, const TensorView& D, const ch
               params.qk_columns > params.q_columns && params.qk_columns % hd == 0 &&
               params.qk_columns <= D.shape[1],
           where,
-          name + ".q_columns/qk_columns: need 0 < q_columns < qk_columns <= N, multiples of "
-                 "head_dim; got " +
+          name +
+              ".q_columns/qk_columns: need 0 < q_columns < qk_columns <= N, multiples of "
+              "head_dim; got " +
               std::to_string(params.q_columns) + ", " + std::to_string(params.qk_columns));
   require_aligned(params.q_norm_weight, where, (name + ".q_norm_weight").c_str(), 4);
   require_aligned(params.k_norm_weight, where, (name + ".k_norm_weight").c_str(), 4);

@@ -217,23 +217,13 @@ Shape check_inputs(const ArgCheck& check, const TensorView& loss, const TensorVi
   check.dtype_in(targets, "targets", {DType::kI32, DType::kI64});
   detail::require_vector(check, targets, "targets", m, targets.dtype, X.device);
   detail::require_vector(check, lse, "lse", m, DType::kF32, X.device);
-  detail::require_vector(check, loss, "loss", ce.reduction == Reduction::kNone ? m : 1,
-                         DType::kF32, X.device);
+  detail::require_vector(check, loss, "loss", ce.reduction == Reduction::kNone ? m : 1, DType::kF32,
+                         X.device);
   if (!(ce.z_loss >= 0.0f) || !std::isfinite(ce.z_loss))
     check.fail("ce.z_loss: must be finite and non-negative");
   if (!(ce.softcap >= 0.0f) || !std::isfinite(ce.softcap))
     check.fail("ce.softcap: must be finite and non-negative (0: no soft-cap)");
   return {m, v, h};
-}
-
-void check_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
-                     std::size_t need, const char* need_name) {
-  if (workspace == nullptr) check.fail("workspace: data pointer is null");
-  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
-    check.fail("workspace: must be 16-byte aligned");
-  if (bytes < need)
-    check.fail(std::string("workspace_bytes: needs ") + need_name + " = " + std::to_string(need) +
-               "; got " + std::to_string(bytes));
 }
 
 }  // namespace
@@ -250,8 +240,9 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   const ArgCheck check(kWhere);
   const Shape sh = check_inputs(check, loss, lse, X, W, targets, ce);
   const std::int64_t m = sh.m, v = sh.v, h = sh.h;
-  check_workspace(check, workspace, workspace_bytes, linear_cross_entropy_workspace_bytes(m, v),
-                  "linear_cross_entropy_workspace_bytes(M, V)");
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_cross_entropy_workspace_bytes(m, v),
+                            "linear_cross_entropy_workspace_bytes(M, V)");
 
   // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
@@ -294,9 +285,9 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
 }
 
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
-                                                        std::int64_t asked_rows) {
+                                                         std::int64_t asked_rows) {
   const std::int64_t rows = chunk_rows(m, v, asked_rows);
-  return static_cast<std::size_t>(rows * round_up(v, 8) * 2 +  // the chunk's logits, bf16
+  return static_cast<std::size_t>(rows * round_up(v, 8) * 2 +     // the chunk's logits, bf16
                                   (2 * round_up(m, 4) + 4) * 4);  // row losses, valid, count
 }
 
@@ -324,19 +315,20 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   if (ce.chunk_rows < 0 || ce.chunk_rows % 128 != 0)
     check.fail("ce.chunk_rows: must be 0 (automatic) or a positive multiple of 128; got " +
                std::to_string(ce.chunk_rows));
-  check_workspace(check, workspace, workspace_bytes,
-                  linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
-                  "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                            "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
 
   const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
   // Data-parallel kernels: no stream-K workspace to share between the chunk's GEMMs.
   auto data_parallel = [&](gemm::OperandLayout layout, std::int64_t gm, std::int64_t gn,
                            std::int64_t gk) {
     gemm::GemmOptions o;
-    gemm::KernelChoice c = options.choice ? *options.choice
-                                          : gemm::choose_kernel(layout, DType::kBF16, int(gm),
-                                                                int(gn), int(gk));
-    if (gemm::is_stream_k(c.config)) c = {gemm::TileConfig::kCoop128x256Cluster2x1, c.raster, c.swizzle};
+    gemm::KernelChoice c =
+        options.choice ? *options.choice
+                       : gemm::choose_kernel(layout, DType::kBF16, int(gm), int(gn), int(gk));
+    if (gemm::is_stream_k(c.config))
+      c = {gemm::TileConfig::kCoop128x256Cluster2x1, c.raster, c.swizzle};
     o.choice = c;
     return o;
   };
@@ -348,9 +340,12 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   const bool int64_targets = targets.dtype == DType::kI64;
   const std::size_t target_bytes = int64_targets ? 8 : 4;
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{loss.data, "loss"},
-                                  {lse.data, "lse"}, {grads.dX.data, "grads.dX"},
-                                  {grads.dW.data, "grads.dW"}, {grads.zdz.data, "grads.zdz"},
-                                  {grads.alpha.data, "grads.alpha"}, {workspace, "workspace"}})
+                                  {lse.data, "lse"},
+                                  {grads.dX.data, "grads.dX"},
+                                  {grads.dW.data, "grads.dW"},
+                                  {grads.zdz.data, "grads.zdz"},
+                                  {grads.alpha.data, "grads.alpha"},
+                                  {workspace, "workspace"}})
     if (ptr != nullptr) require_device_memory(ptr, X.device, kFwdBwd, name);
 
   if (ce.reduction == Reduction::kMean) {
@@ -377,19 +372,19 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
     // 1. logits = X_c · Wᵀ (bf16, kept for the chunk).
     gemm::gemm(logits_c, x_c, W, data_parallel(gemm::OperandLayout::kAkBk, mc, v, h), stream);
     // 2. per row: lse, loss, then logits → dlogits in place and ⟨z, dz⟩.
-    RowArgs a{static_cast<const char*>(targets.data) + r0 * target_bytes,
-              int64_targets,
-              ce.ignore_index,
-              ce.z_loss,
-              ce.softcap,
-              static_cast<const float*>(grads.alpha.data) +
-                  (per_row_alpha && grads.alpha.data ? r0 : 0),
-              per_row_alpha,
-              ce.reduction == Reduction::kMean ? count : nullptr,
-              static_cast<float*>(lse.data) + r0,
-              reduce ? row_losses + r0 : static_cast<float*>(loss.data) + r0,
-              reduce ? valid + r0 : nullptr,
-              grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
+    RowArgs a{
+        static_cast<const char*>(targets.data) + r0 * target_bytes,
+        int64_targets,
+        ce.ignore_index,
+        ce.z_loss,
+        ce.softcap,
+        static_cast<const float*>(grads.alpha.data) + (per_row_alpha && grads.alpha.data ? r0 : 0),
+        per_row_alpha,
+        ce.reduction == Reduction::kMean ? count : nullptr,
+        static_cast<float*>(lse.data) + r0,
+        reduce ? row_losses + r0 : static_cast<float*>(loss.data) + r0,
+        reduce ? valid + r0 : nullptr,
+        grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
     cross_entropy_row<<<unsigned(mc), kRowThreads, 0, stream>>>(logits, ld, int(v), a);
     check_launch("row kernel launch", kFwdBwd);
     // 3. dX rows = dlogits · W.

@@ -29,8 +29,8 @@ std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
 void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView& N,
                         const TensorView& dw, const TensorView& dZ, const TensorView& W,
                         const RmsNormSaved& norm, const TensorView& zdz, void* workspace,
-                        std::size_t workspace_bytes, const TensorView& alpha,
-                        cudaStream_t stream, const OpOptions& options) {
+                        std::size_t workspace_bytes, const TensorView& alpha, cudaStream_t stream,
+                        const OpOptions& options) {
   const ArgCheck check(kWhere);
   check.not_null(dZ, "dZ");
   check.rank_is(dZ, "dZ", 2);
@@ -54,13 +54,9 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
     check.fail("norm.stats.width: the statistics must be of D = " + std::to_string(d) +
                " features; got " + std::to_string(norm.stats.width));
   if (!(norm.eps >= 0.0f)) check.fail("norm.eps: must be non-negative");
-  if (workspace == nullptr) check.fail("workspace: data pointer is null");
-  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
-    check.fail("workspace: must be 16-byte aligned");
-  const std::size_t need = linear_rmsnorm_bwd_workspace_bytes(m, d);
-  if (workspace_bytes < need)
-    check.fail("workspace_bytes: needs linear_rmsnorm_bwd_workspace_bytes(M, D) = " +
-               std::to_string(need) + "; got " + std::to_string(workspace_bytes));
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_rmsnorm_bwd_workspace_bytes(m, d),
+                            "linear_rmsnorm_bwd_workspace_bytes(M, D)");
 
   // The plain dgrad GEMM's kernel, mapped onto the programs' configs (Pingpong stays Pingpong).
   gemm::KernelChoice fallback =

@@ -38,14 +38,21 @@ epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& q
                ", " + std::to_string(qk.kv_heads));
   const std::int64_t heads = std::int64_t(qk.q_heads) + 2 * std::int64_t(qk.kv_heads);
   if (n % heads != 0 || (n / heads != 64 && n / heads != 128))
-    check.fail("W_qkv: rows must be (q_heads + 2·kv_heads) · head_dim with head_dim 64 or 128; "
-               "got " + std::to_string(n) + " rows for " + std::to_string(heads) + " heads");
+    check.fail(
+        "W_qkv: rows must be (q_heads + 2·kv_heads) · head_dim with head_dim 64 or 128; "
+        "got " +
+        std::to_string(n) + " rows for " + std::to_string(heads) + " heads");
   const int hd = int(n / heads);
   detail::require_vector(check, qk.q_weight, "qk_norm.q_weight", hd, DType::kBF16, device);
   detail::require_vector(check, qk.k_weight, "qk_norm.k_weight", hd, DType::kBF16, device);
   if (!(qk.eps >= 0.0f)) check.fail("qk_norm.eps: must be non-negative");
-  return {rope_params(positions, frequencies), qk.q_weight.data, qk.k_weight.data,
-          qk.q_heads * hd, (qk.q_heads + qk.kv_heads) * hd, hd, qk.eps};
+  return {rope_params(positions, frequencies),
+          qk.q_weight.data,
+          qk.k_weight.data,
+          qk.q_heads * hd,
+          (qk.q_heads + qk.kv_heads) * hd,
+          hd,
+          qk.eps};
 }
 }  // namespace
 
@@ -82,11 +89,10 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& A, const Tensor
       detail::program_choice(check, "linear_qknorm_rope", s.m, s.n, s.k, options), stream);
 }
 
-void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H,
-                                const TensorView& W_qkv, const RowNormStats& stats, float eps,
-                                const TensorView& positions, const TensorView& frequencies,
-                                const QkNorm& qk_norm, cudaStream_t stream,
-                                const OpOptions& options) {
+void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
+                                const RowNormStats& stats, float eps, const TensorView& positions,
+                                const TensorView& frequencies, const QkNorm& qk_norm,
+                                cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_qknorm_rope");
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m);
@@ -95,8 +101,7 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H,
       QKV, H, W_qkv,
       {detail::rstd_params(stats, eps),
        qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies)},
-      detail::program_choice(check, "linear_rmsnorm_qknorm_rope", s.m, s.n, s.k, options),
-      stream);
+      detail::program_choice(check, "linear_rmsnorm_qknorm_rope", s.m, s.n, s.k, options), stream);
 }
 
 }  // namespace coda::ops

@@ -44,19 +44,15 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   detail::require_bf16_matrix(check, dZ, "dZ", m, 2 * ffn, dOut.device);
   detail::require_bf16_matrix(check, Y, "Y", m, ffn, dOut.device);
   detail::require_vector(check, zdz, "zdz", m, DType::kF32, dOut.device);
-  if (workspace == nullptr) check.fail("workspace: data pointer is null");
-  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
-    check.fail("workspace: must be 16-byte aligned");
-  const std::size_t need = linear_swiglu_bwd_workspace_bytes(m, ffn);
-  if (workspace_bytes < need)
-    check.fail("workspace_bytes: needs linear_swiglu_bwd_workspace_bytes(M, F) = " +
-               std::to_string(need) + "; got " + std::to_string(workspace_bytes));
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_swiglu_bwd_workspace_bytes(m, ffn),
+                            "linear_swiglu_bwd_workspace_bytes(M, F)");
 
   // The plain dgrad GEMM's raster and swizzle, on Pingpong: its epilogue (a packed tile load and
   // store) overlaps the other warpgroup's mainloop, and the 32-bit tile leaves Cooperative short of
   // mainloop stages (bench/RESULTS.md).
-  gemm::KernelChoice fallback = gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16,
-                                                    int(m), int(ffn), int(hidden));
+  gemm::KernelChoice fallback =
+      gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(ffn), int(hidden));
   fallback.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
   fallback.decomposition = gemm::Decomposition::kHeuristic;
   const gemm::KernelChoice choice =
@@ -65,9 +61,8 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
       epilogue::per_row_partial_layout(choice.config, int(m), int(ffn));
 
   // dY = dOut · W_down: B is W_down read as an F × hidden N-major matrix (the dgrad layout).
-  const TensorView B =
-      TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden, W_down.stride[0],
-                                   W_down.device);
+  const TensorView B = TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden,
+                                                    W_down.stride[0], W_down.device);
   epilogue::SwiGluBwdParams p;
   p.packed_z = Z.data;
   p.packed_z_stride = Z.stride[0] / 2;  // 32-bit pairs

@@ -12,8 +12,8 @@ void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char*
   require_matrix(check, t, name, rows, cols, DType::kBF16, device);
 }
 
-void require_matrix(const ArgCheck& check, const TensorView& t, const char* name,
-                    std::int64_t rows, std::int64_t cols, DType dtype, int device) {
+void require_matrix(const ArgCheck& check, const TensorView& t, const char* name, std::int64_t rows,
+                    std::int64_t cols, DType dtype, int device) {
   check.not_null(t, name);
   check.dtype_in(t, name, {dtype});
   check.rank_is(t, name, 2);
@@ -37,6 +37,16 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
   if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
     check.fail(std::string(name) + ": must be 16-byte aligned");
   check.same_device(t, name, device);
+}
+
+void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
+                       std::size_t need, const char* need_name) {
+  if (workspace == nullptr) check.fail("workspace: data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0)
+    check.fail("workspace: must be 16-byte aligned");
+  if (bytes < need)
+    check.fail(std::string("workspace_bytes: needs ") + need_name + " = " + std::to_string(need) +
+               "; got " + std::to_string(bytes));
 }
 
 void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,

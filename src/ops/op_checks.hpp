@@ -3,6 +3,7 @@
 // choice for an op's GEMM. Internal.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "coda/epilogue/program_launchers.hpp"
@@ -17,11 +18,14 @@ namespace coda::ops::detail {
 void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char* name,
                          std::int64_t rows, std::int64_t cols, int device);
 // The same for any dtype (fp32 weight gradients).
-void require_matrix(const ArgCheck& check, const TensorView& t, const char* name,
-                    std::int64_t rows, std::int64_t cols, DType dtype, int device);
+void require_matrix(const ArgCheck& check, const TensorView& t, const char* name, std::int64_t rows,
+                    std::int64_t cols, DType dtype, int device);
 // A contiguous vector of `length` elements of `dtype`, 16-byte aligned.
 void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
                     std::int64_t length, DType dtype, int device);
+// Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
+void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
+                       std::size_t need, const char* need_name);
 // A stats buffer big enough for an m × n producer.
 void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
                           std::int64_t n);

@@ -66,8 +66,11 @@ void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV
   if (dZ.data != dQKV.data && begin(dZ) < end(dQKV) && begin(dQKV) < end(dZ))
     check.fail("dZ: must be dQKV itself (in place) or not overlap it");
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{QKV.data, "QKV"},
-                                  {dQKV.data, "dQKV"}, {dZ.data, "dZ"}, {zdz.data, "zdz"},
-                                  {positions.data, "positions"}, {frequencies.data, "frequencies"}})
+                                  {dQKV.data, "dQKV"},
+                                  {dZ.data, "dZ"},
+                                  {zdz.data, "zdz"},
+                                  {positions.data, "positions"},
+                                  {frequencies.data, "frequencies"}})
     require_device_memory(ptr, QKV.device, kWhere, name);
   require_current_device(QKV.device, kWhere, "QKV");
   const unsigned blocks = static_cast<unsigned>((m + kWarpsPerBlock - 1) / kWarpsPerBlock);

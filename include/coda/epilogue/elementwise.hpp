@@ -47,8 +47,9 @@ struct OnFragments {
 
 // The bare compute node (for DAGs, composition.hpp); Map is it applied to children.
 template <class ScalarFn>
-using MapNode = cutlass::epilogue::fusion::Sm90Compute<
-    OnFragments<ScalarFn>::template Fn, float, float, cutlass::FloatRoundStyle::round_to_nearest>;
+using MapNode =
+    cutlass::epilogue::fusion::Sm90Compute<OnFragments<ScalarFn>::template Fn, float, float,
+                                           cutlass::FloatRoundStyle::round_to_nearest>;
 template <class ScalarFn, class... Children>
 using Map = cutlass::epilogue::fusion::Sm90EVT<MapNode<ScalarFn>, Children...>;
 
@@ -56,14 +57,18 @@ struct SiluFn {
   CUTLASS_DEVICE float operator()(float x) const { return fast_silu(x); }
 };
 
-template <class X, class Y> using Add = Apply<cutlass::plus, X, Y>;
-template <class X, class Y> using Mul = Apply<cutlass::multiplies, X, Y>;
-template <class X> using Silu = Map<SiluFn, X>;
+template <class X, class Y>
+using Add = Apply<cutlass::plus, X, Y>;
+template <class X, class Y>
+using Mul = Apply<cutlass::multiplies, X, Y>;
+template <class X>
+using Silu = Map<SiluFn, X>;
 
 // a · b as a scalar functor (for MapNode in DAGs).
 struct ProductFn {
   CUTLASS_DEVICE float operator()(float a, float b) const { return a * b; }
 };
-template <class X> using Gelu = Apply<cutlass::epilogue::thread::GELU, X>;
+template <class X>
+using Gelu = Apply<cutlass::epilogue::thread::GELU, X>;
 
 }  // namespace coda::epilogue

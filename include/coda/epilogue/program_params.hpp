@@ -52,13 +52,13 @@ struct SwiGluPairsParams {
 };
 // D = RoPE(acc): pairs (2j, 2j+1) of row m rotated by 2π · position[m] · f[j]   (RoPE pairs)
 struct RopeRotateParams {
-  const std::int32_t* positions = nullptr;      // [M]
+  const std::int32_t* positions = nullptr;     // [M]
   const RopeFrequency* frequencies = nullptr;  // [N / 2]
 };
 // The SwiGLU backward core on packed pairs: acc = dY (M × F); (g, u) = packed Z[m, j];
 // D = silu(g)·u (Y recomputed);  dZ[m, j] = packed (dY·u·silu'(g), dY·silu(g))   (packed pairs)
 struct SwiGluPairsGradParams {
-  const void* packed_z = nullptr;  // Z: 32-bit [M, F] (bf16 pairs), 16-byte aligned rows
+  const void* packed_z = nullptr;    // Z: 32-bit [M, F] (bf16 pairs), 16-byte aligned rows
   std::int64_t packed_z_stride = 0;  // in 32-bit elements
   void* packed_dz = nullptr;         // dZ: 32-bit [M, F]
   std::int64_t packed_dz_stride = 0;

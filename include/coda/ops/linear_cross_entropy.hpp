@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The LM head with cross-entropy, forward, loss only (coda-anchor §2.5): logits = X · Wᵀ never
-// leave registers (soft-capped in the epilogue when ce.softcap > 0). The GEMM's epilogue keeps a running log Σ exp per (row, vocabulary tile) and
-// picks out the target logit (OnlineLse); a small kernel merges the tiles and finishes the loss:
+// leave registers (soft-capped in the epilogue when ce.softcap > 0). The GEMM's epilogue keeps a
+// running log Σ exp per (row, vocabulary tile) and picks out the target logit (OnlineLse); a small
+// kernel merges the tiles and finishes the loss:
 //   lse[m]  = log Σ_v exp(logit[m, v])                        (fp32, saved for the backward)
 //   loss[m] = lse[m] − logit[m, target[m]] + z_loss · lse[m]²  (0 where target = ignore_index)
 // reduced as none ([M]), sum or mean over non-ignored tokens (a scalar; mean of none is NaN,
@@ -64,7 +65,7 @@ struct CrossEntropyGrads {
 };
 
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
-                                                        std::int64_t chunk_rows = 0);
+                                                         std::int64_t chunk_rows = 0);
 
 void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                                   const CrossEntropyGrads& grads, const TensorView& X,

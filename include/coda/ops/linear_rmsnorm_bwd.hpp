@@ -7,8 +7,8 @@
 //                                      backward has it (linear_swiglu_bwd's zdz), so no extra pass
 //        written to dX, or with accumulate added to it by TMA reduce-add (the residual stream's
 //        incoming gradient; the add is in fp32 on the bf16 value, as an autograd sum)
-//   N  = u ⊙ w      [M, D] bf16        re-materialised for ∂W = dZᵀ · N (the forward need not keep it)
-//   dw = Σ_m G ⊙ u  [D] fp32           the norm weight's gradient (deterministic merge)
+//   N  = u ⊙ w      [M, D] bf16        re-materialised for ∂W = dZᵀ · N (the forward need not keep
+//   it) dw = Σ_m G ⊙ u  [D] fp32           the norm weight's gradient (deterministic merge)
 // r comes from X's Σx² statistics as the forward left them (stats; norm_stats.hpp). One GEMM and
 // one small merge; no host sync. Host-visible; bf16 tensors with contiguous 16-byte aligned rows.
 #pragma once
@@ -26,9 +26,9 @@ namespace coda::ops {
 
 // The saved forward state of one RMSNorm: its input, statistics, weight and eps.
 struct RmsNormSaved {
-  TensorView X;         // [M, D] bf16
-  RowNormStats stats;   // Σx² of X per row, as its producer wrote them
-  TensorView weight;    // w: [D] bf16
+  TensorView X;        // [M, D] bf16
+  RowNormStats stats;  // Σx² of X per row, as its producer wrote them
+  TensorView weight;   // w: [D] bf16
   float eps = 1e-5f;
 };
 

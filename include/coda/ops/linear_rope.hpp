@@ -48,10 +48,9 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& A, const Tensor
                         const QkNorm& qk_norm, cudaStream_t stream = nullptr,
                         const OpOptions& options = {});
 
-void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H,
-                                const TensorView& W_qkv, const RowNormStats& stats, float eps,
-                                const TensorView& positions, const TensorView& frequencies,
-                                const QkNorm& qk_norm, cudaStream_t stream = nullptr,
-                                const OpOptions& options = {});
+void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
+                                const RowNormStats& stats, float eps, const TensorView& positions,
+                                const TensorView& frequencies, const QkNorm& qk_norm,
+                                cudaStream_t stream = nullptr, const OpOptions& options = {});
 
 }  // namespace coda::ops

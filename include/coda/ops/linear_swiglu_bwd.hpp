@@ -27,7 +27,7 @@ std::size_t linear_swiglu_bwd_workspace_bytes(std::int64_t m, std::int64_t ffn);
 
 void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorView& zdz,
                        const TensorView& dOut, const TensorView& W_down, const TensorView& Z,
-                       void* workspace, std::size_t workspace_bytes,
-                       cudaStream_t stream = nullptr, const OpOptions& options = {});
+                       void* workspace, std::size_t workspace_bytes, cudaStream_t stream = nullptr,
+                       const OpOptions& options = {});
 
 }  // namespace coda::ops

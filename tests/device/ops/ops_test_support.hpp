@@ -20,10 +20,13 @@ using ref::Matrix;
 using testing::DeviceBuffer;
 
 inline Matrix random_bf16(int rows, int cols, std::mt19937_64& rng, double stddev) {
-  return testing::to_matrix(testing::random_bf16_matrix(rows, cols, rng, float(stddev)), rows, cols);
+  return testing::to_matrix(testing::random_bf16_matrix(rows, cols, rng, float(stddev)), rows,
+                            cols);
 }
 
-inline std::vector<float> as_floats(const Matrix& x) { return std::vector<float>(x.v.begin(), x.v.end()); }
+inline std::vector<float> as_floats(const Matrix& x) {
+  return std::vector<float>(x.v.begin(), x.v.end());
+}
 
 // x · wᵀ in float64 on the GPU.
 inline Matrix linear64(const Matrix& x, const Matrix& w) {
