@@ -40,17 +40,24 @@ constexpr double kEps = 1e-5;
 
 struct ChainShape {
   int m, hidden, attn, ffn, next;  // X: m × hidden; A: m × attn; W_gu: 2·ffn × hidden
+  bool extreme;                    // rows of RMS 1e-20 … 1e17 (row_scales)
 };
 
-// X = A·W_oᵀ + R (→ H, stats);  RMSNorm(X)·W_nextᵀ;  SwiGLU(RMSNorm(X)·[W_g; W_u]ᵀ).
+// X = A·W_oᵀ + R (→ H, stats);  RMSNorm(X)·W_nextᵀ;  SwiGLU(RMSNorm(X)·[W_g; W_u]ᵀ). Ragged,
+// Llama-1B and -70B widths (hidden 8192), M up to 16383, rows of RMS from 1e-20 to near overflow.
 TEST(ForwardOps, NormChainAgainstStandardForward) {
   std::mt19937_64 rng(testing::fresh_seed("ForwardOps.NormChainAgainstStandardForward"));
-  const ChainShape shapes[] = {{1, 520, 776, 260, 1000}, {199, 2048, 2048, 8192, 2048},
-                               {1000, 520, 776, 260, 1000}};
+  const ChainShape shapes[] = {{1, 520, 776, 260, 1000, false},    {199, 2048, 2048, 8192, 2048, false},
+                               {1000, 520, 776, 260, 1000, true},  {16383, 520, 776, 260, 1000, true},
+                               {33, 8192, 8192, 520, 1000, true}};
   for (const ChainShape& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " hidden " + std::to_string(s.hidden));
-    const Matrix a = random_bf16(s.m, s.attn, rng, 1.0), w_o = random_bf16(s.hidden, s.attn, rng, 0.03);
-    const Matrix r = random_bf16(s.m, s.hidden, rng, 1.0);
+    // X's rows get the scales through both of its summands; at hidden = attn = 8192, RMS(X) ≈
+    // 2.9 · 3e16, so Σx² ≈ 6e37 is within 6× of fp32 overflow.
+    const std::vector<double> scales = row_scales(s.m, s.extreme, 3e16);
+    const Matrix a = scale_rows(random_bf16(s.m, s.attn, rng, 1.0), scales);
+    const Matrix w_o = random_bf16(s.hidden, s.attn, rng, 0.03);
+    const Matrix r = scale_rows(random_bf16(s.m, s.hidden, rng, 1.0), scales);
     const std::vector<double> gamma = random_norm_weight(s.hidden, rng);
     const Matrix w_next = random_bf16(s.next, s.hidden, rng, 0.03);
     const Matrix w_gate = random_bf16(s.ffn, s.hidden, rng, 0.03), w_up = random_bf16(s.ffn, s.hidden, rng, 0.03);
@@ -89,12 +96,15 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
     bool pad[6];
-    EXPECT_TRUE(meets_contract(download(x, &pad[0]).v, x64.v, x_fw.v, "X = A·W_oᵀ + R"));
-    EXPECT_TRUE(meets_contract(download(h, &pad[1]).v, ref::mul_per_col(x64, gamma).v,
-                               ref::round_to_bf16(ref::mul_per_col(x_fw, gamma)).v, "H = X ⊙ w"));
-    EXPECT_TRUE(meets_contract(download(d, &pad[2]).v, d64.v, d_fw.v, "RMSNorm(X)·W_nextᵀ"));
-    EXPECT_TRUE(meets_contract(download(z, &pad[3]).v, z64.v, z_fw.v, "Z = RMSNorm(X)·W_guᵀ"));
-    EXPECT_TRUE(meets_contract(download(y, &pad[4]).v, y64.v, y_fw.v, "Y = SwiGLU"));
+    auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
+      return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
+    };
+    EXPECT_TRUE(contract(download(x, &pad[0]).v, x64, x_fw, "X = A·W_oᵀ + R"));
+    EXPECT_TRUE(contract(download(h, &pad[1]).v, ref::mul_per_col(x64, gamma),
+                         ref::round_to_bf16(ref::mul_per_col(x_fw, gamma)), "H = X ⊙ w"));
+    EXPECT_TRUE(contract(download(d, &pad[2]).v, d64, d_fw, "RMSNorm(X)·W_nextᵀ"));
+    EXPECT_TRUE(contract(download(z, &pad[3]).v, z64, z_fw, "Z = RMSNorm(X)·W_guᵀ"));
+    EXPECT_TRUE(contract(download(y, &pad[4]).v, y64, y_fw, "Y = SwiGLU"));
     EXPECT_EQ(download(y_no_z, &pad[5]).v, download(y, &pad[4]).v) << "Y without Z: same bits";
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
@@ -104,12 +114,17 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
 // RoPE with GQA, positions past 100k with per-document resets; and linear_rope / linear_swiglu.
 TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
   std::mt19937_64 rng(testing::fresh_seed("ForwardOps.RopeAndSwiGluAgainstStandardForward"));
-  struct RopeShape { int m, hidden, q_heads, kv_heads, hd; };
-  const RopeShape shapes[] = {{1, 2048, 32, 8, 64}, {199, 520, 4, 2, 128}, {1000, 2048, 32, 8, 64}};
+  struct RopeShape { int m, hidden, q_heads, kv_heads, hd; bool extreme; };
+  const RopeShape shapes[] = {{1, 2048, 32, 8, 64, false},   {199, 520, 4, 2, 128, false},
+                              {1000, 2048, 32, 8, 64, true}, {16383, 520, 4, 2, 128, true},
+                              {33, 8192, 64, 8, 128, true}};
   for (const RopeShape& s : shapes) {
-    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd));
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd) + " hidden " +
+                 std::to_string(s.hidden));
     const int rotated_heads = s.q_heads + s.kv_heads, n = (s.q_heads + 2 * s.kv_heads) * s.hd;
-    const Matrix x = random_bf16(s.m, s.hidden, rng, 1.0), w_qkv = random_bf16(n, s.hidden, rng, 0.03);
+    const std::vector<double> scales = row_scales(s.m, s.extreme, 1e17);
+    const Matrix x = scale_rows(random_bf16(s.m, s.hidden, rng, 1.0), scales);
+    const Matrix w_qkv = random_bf16(n, s.hidden, rng, 0.03);
     const std::vector<double> gamma = random_norm_weight(s.hidden, rng);
     std::vector<std::int64_t> pos(s.m);
     std::uniform_int_distribution<std::int64_t> start(100000, 1000000);
@@ -147,10 +162,13 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
                 vector_view(d_freq, n, DType::kF32));
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
     bool pad[3];
-    EXPECT_TRUE(meets_contract(download(h, &pad[0]).v, ref::mul_per_col(x, gamma).v,
-                               ref::round_to_bf16(ref::mul_per_col(x, gamma)).v, "H = X ⊙ w"));
-    EXPECT_TRUE(meets_contract(download(qkv, &pad[1]).v, q64.v, q_fw.v, "RoPE(RMSNorm(X)·W_qkvᵀ)"));
-    EXPECT_TRUE(meets_contract(download(qkv_plain, &pad[2]).v, plain64.v, plain_fw.v, "RoPE(X·W_qkvᵀ)"));
+    auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
+      return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
+    };
+    EXPECT_TRUE(contract(download(h, &pad[0]).v, ref::mul_per_col(x, gamma),
+                         ref::round_to_bf16(ref::mul_per_col(x, gamma)), "H = X ⊙ w"));
+    EXPECT_TRUE(contract(download(qkv, &pad[1]).v, q64, q_fw, "RoPE(RMSNorm(X)·W_qkvᵀ)"));
+    EXPECT_TRUE(contract(download(qkv_plain, &pad[2]).v, plain64, plain_fw, "RoPE(X·W_qkvᵀ)"));
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
 
     // linear_swiglu on the same input, F = n / 2 (an interleaved weight, standard halves).
@@ -170,7 +188,7 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
     const Matrix y_fw = ref::round_to_bf16(ref::hadamard(
         ref::round_to_bf16(ref::silu(linear_framework(x, w_gate))), linear_framework(x, w_up)));
     bool ypad = false;
-    EXPECT_TRUE(meets_contract(download(y, &ypad).v, y64.v, y_fw.v, "Y = SwiGLU(X)"));
+    EXPECT_TRUE(contract(download(y, &ypad).v, y64, y_fw, "Y = SwiGLU(X)"));
     EXPECT_TRUE(ypad);
     bool no_z_pad = false;
     EXPECT_EQ(download(y_no_z, &no_z_pad).v, download(y, &ypad).v) << "Y without Z: same bits";
@@ -183,14 +201,18 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
 // M = 1 … 1000, positions past 100k with resets, heads of very different magnitude.
 TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
   std::mt19937_64 rng(testing::fresh_seed("ForwardOps.QkNormRopeAgainstStandardForward"));
-  struct QkShape { int m, hidden, q_heads, kv_heads, hd; };
-  const QkShape shapes[] = {{1, 520, 4, 2, 128}, {199, 2048, 32, 8, 64}, {1000, 4096, 32, 8, 128},
-                            {333, 1032, 5, 1, 64}};
+  struct QkShape { int m, hidden, q_heads, kv_heads, hd; bool extreme; };
+  const QkShape shapes[] = {{1, 520, 4, 2, 128, false},       {199, 2048, 32, 8, 64, false},
+                            {1000, 4096, 32, 8, 128, false},  {333, 1032, 5, 1, 64, true},
+                            {16383, 520, 4, 2, 64, true},     {33, 8192, 64, 8, 128, true}};
   for (const QkShape& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd) + " heads " +
                  std::to_string(s.q_heads) + "/" + std::to_string(s.kv_heads));
     const int rotated_heads = s.q_heads + s.kv_heads, n = (s.q_heads + 2 * s.kv_heads) * s.hd;
-    const Matrix x = random_bf16(s.m, s.hidden, rng, 1.0);
+    // Top rows 1e15, not 1e17: the plain variant's heads (scaled up to 30 below) sum q² over hd
+    // in fp32 and must stay below overflow in the standard computation too.
+    const std::vector<double> scales = row_scales(s.m, s.extreme, 1e15);
+    const Matrix x = scale_rows(random_bf16(s.m, s.hidden, rng, 1.0), scales);
     Matrix w_qkv = random_bf16(n, s.hidden, rng, 0.03);
     // Heads of very different scale (1e-3 … 30): the per-head norm must undo each.
     for (int r = 0; r < n; ++r) {
@@ -247,10 +269,10 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
     linear_qknorm_rope(qkv_plain.view(), d_x.view(), d_w.view(), positions, frequencies, qk);
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
     bool pad[2];
-    EXPECT_TRUE(meets_contract(download(qkv, &pad[0]).v, normed64.v, normed_fw.v,
-                               "RoPE(QkNorm(RMSNorm(X)·W_qkvᵀ))"));
-    EXPECT_TRUE(meets_contract(download(qkv_plain, &pad[1]).v, plain64.v, plain_fw.v,
-                               "RoPE(QkNorm(X·W_qkvᵀ))"));
+    EXPECT_TRUE(meets_contract_by_row_scale(download(qkv, &pad[0]).v, normed64.v, normed_fw.v, scales,
+                                            "RoPE(QkNorm(RMSNorm(X)·W_qkvᵀ))"));
+    EXPECT_TRUE(meets_contract_by_row_scale(download(qkv_plain, &pad[1]).v, plain64.v, plain_fw.v,
+                                            scales, "RoPE(QkNorm(X·W_qkvᵀ))"));
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
   }
 }
@@ -260,15 +282,25 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
 // an all-ignored batch (mean NaN, sum 0, as PyTorch), int32 and int64 targets and a z-loss.
 TEST(ForwardOps, CrossEntropyAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("ForwardOps.CrossEntropyAgainstStandard"));
-  struct Case { int m, hidden, vocab; bool int64; float z_loss; bool all_ignored; float softcap; };
-  const Case cases[] = {{1, 520, 32777, false, 0.0f, true, 0.0f},
-                        {199, 520, 32777, true, 1e-4f, false, 30.0f},
-                        {1000, 776, 32777, false, 0.0f, false, 0.0f},
-                        {333, 2048, 4099, true, 0.0f, false, 3.0f}};
+  struct Case {
+    int m, hidden, vocab;
+    bool int64;
+    float z_loss;
+    bool all_ignored;
+    float softcap;
+    bool extreme;  // rows of X of RMS 1e-20 … 1e17 (logits up to ~1e18)
+  };
+  const Case cases[] = {{1, 520, 32777, false, 0.0f, true, 0.0f, false},
+                        {199, 520, 32777, true, 1e-4f, false, 30.0f, true},
+                        {1000, 776, 32777, false, 0.0f, false, 0.0f, true},
+                        {333, 2048, 4099, true, 0.0f, false, 3.0f, false},
+                        {16383, 520, 4099, false, 1e-4f, false, 0.0f, true},
+                        {33, 8192, 4099, true, 0.0f, false, 0.0f, true}};
   for (const Case& c : cases) {
     SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab) + " softcap " +
                  std::to_string(c.softcap));
-    const Matrix x = random_bf16(c.m, c.hidden, rng, 1.0);
+    const std::vector<double> scales = row_scales(c.m, c.extreme, 1e17);
+    const Matrix x = scale_rows(random_bf16(c.m, c.hidden, rng, 1.0), scales);
     const Matrix w = random_bf16(c.vocab, c.hidden, rng, 2.0 / std::sqrt(double(c.hidden)));
     std::vector<std::int64_t> targets(c.m);
     std::uniform_int_distribution<std::int64_t> col(0, c.vocab - 1);
@@ -324,9 +356,9 @@ TEST(ForwardOps, CrossEntropyAgainstStandard) {
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
     auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
+    EXPECT_TRUE(meets_contract_by_row_scale(to_double(lse.download<float>()), lse64, lse_fw, scales, "lse"));
     const std::vector<float> rows = loss_rows.download<float>();
-    EXPECT_TRUE(meets_contract(to_double(rows), row64, row_fw, "loss per row"));
+    EXPECT_TRUE(meets_contract_by_row_scale(to_double(rows), row64, row_fw, scales, "loss per row"));
     const std::vector<float> lse_got = lse.download<float>();
     for (int m = 0, shown = 0; m < c.m; ++m) {
       if (targets[m] == -100) EXPECT_EQ(rows[m], 0.0f) << "ignored row " << m;
