@@ -4,9 +4,9 @@
 //                   [--json results.json]
 //   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
 //   coda-bench epilogue [--rounds N] [--json results.json]
-//   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--rounds N]
-//                  [--json results.json]
-//   coda-bench tune-ops [--models ...] [--rounds N] [--table-out op_table.inc]
+//   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
+//                  [--rounds N] [--json results.json]
+//   coda-bench tune-ops [--models ...] [--ops a,b] [--rounds N] [--table-out op_table.inc]
 // CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--models") args.models = value;
     else if (flag == "--passes") args.passes = value;
+    else if (flag == "--ops") args.ops = value;
     else if (flag == "--rounds") args.rounds = std::stoi(value);
     else if (flag == "--tokens") args.tokens = std::stoi(value);
     else if (flag == "--json") args.json = value;

@@ -10,6 +10,7 @@ struct BenchArgs {
   int rounds = 10;
   std::string models = "all";   // comma list: 1B,8B,70B (ops: also sq2048,sq4096,sq8192)
   std::string passes = "all";   // comma list: fwd,dgrad,wgrad
+  std::string ops = "all";      // ops, tune-ops: comma list of op names (rows named so)
   std::string json;             // write results here
   std::string table_out = "kernel_table.inc";
   std::string commit = "unknown", date = "unknown", command;

@@ -324,48 +324,54 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
                           {"70B", 8192, 64, 8, 128, 28672}};
   const int m = args.tokens;
   std::vector<Row> rows;
+  // One op row, when --ops selects it.
+  auto add = [&](const std::string& op, const std::string& shape_name, int rows_m, int n, int k,
+                 const Model& md, std::string* tune_table = nullptr) {
+    if (selected(args.ops, op))
+      rows.push_back(measure(op, shape_name, rows_m, n, k, md, args, handle, stream, tune_table));
+  };
   for (const Model& md : models) {
     if (!selected(args.models, md.name)) continue;
     const int qkv = (md.q_heads + 2 * md.kv_heads) * md.head_dim;
     if (bwd) {
       // The down-projection's dgrad: dOut [M, hidden] · W_down [hidden, F].
-      rows.push_back(measure("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, args, handle, stream, tune_out));
+      add("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, tune_out);
       // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
-      rows.push_back(measure("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, args, handle, stream, tune_out));
+      add("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, tune_out);
       if (!tune) {
-        rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
-        rows.push_back(measure_ce_fwd_bwd(md.name, m, md, args, handle, stream));
+        if (selected(args.ops, "rope_bwd")) rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
+        if (selected(args.ops, "linear_cross_entropy_fwd_bwd"))
+          rows.push_back(measure_ce_fwd_bwd(md.name, m, md, args, handle, stream));
       }
       continue;
     }
-    rows.push_back(measure("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_rmsnorm", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream, tune_out));
+    add("linear_residual_rms", md.name, m, md.hidden, md.q_heads * md.head_dim, md, tune_out);
+    add("linear_rmsnorm", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, tune_out);
+    add("linear_rmsnorm_swiglu", md.name, m, 2 * md.ffn, md.hidden, md, tune_out);
     if (!tune) {  // same kernel table as with Z
-      rows.push_back(measure("linear_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
-      rows.push_back(measure("linear_rmsnorm_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md, args, handle, stream));
+      add("linear_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md);
+      add("linear_rmsnorm_swiglu_no_z", md.name, m, 2 * md.ffn, md.hidden, md);
     }
-    rows.push_back(measure("linear_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_qknorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, args, handle, stream, tune_out));
-    rows.push_back(measure("linear_cross_entropy", md.name, m, 128256, md.hidden, md, args, handle,
-                           stream, tune_out));
+    add("linear_rope", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_cross_entropy", md.name, m, 128256, md.hidden, md, tune_out);
   }
   for (int s : {2048, 4096, 8192}) {
     const std::string name = "sq" + std::to_string(s);
     if (!selected(args.models, name)) continue;
     const Model sq{name, s, s / 128 - 2, 1, 128, s / 2};  // heads: (q + 2 kv) · 128 = s
     if (bwd) {
-      rows.push_back(measure("linear_swiglu_bwd", name, s, s, s, sq, args, handle, stream, tune_out));
-      rows.push_back(measure("linear_rmsnorm_bwd", name, s, s, s, sq, args, handle, stream, tune_out));
+      add("linear_swiglu_bwd", name, s, s, s, sq, tune_out);
+      add("linear_rmsnorm_bwd", name, s, s, s, sq, tune_out);
       continue;
     }
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
                            "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope",
                            "linear_qknorm_rope", "linear_rmsnorm_qknorm_rope"})
-      rows.push_back(measure(op, name, s, s, s, sq, args, handle, stream, tune_out));
+      add(op, name, s, s, s, sq, tune_out);
   }
 
   if (tune) {

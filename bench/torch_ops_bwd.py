@@ -3,7 +3,7 @@
 torch.compile for the rest), at the same shapes, for bench/results/ops_bwd.json
 (scripts/merge_ops_json.py joins the two).
 
-    python3 bench/torch_ops_bwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] --json out.json
+    python3 bench/torch_ops_bwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] [--ops a,b] --json out.json
 
 linear_swiglu_bwd: what autograd runs for Hugging Face's down_proj(silu(gate) * up) given the
 gradient at the MLP output and the saved gate/up halves: dY = dOut · W_down, then silu's and the
@@ -134,21 +134,29 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--models", default="all")
+    p.add_argument("--ops", default="all")
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--json", required=True)
     a, _ = p.parse_known_args()  # the coda-bench options (--bwd) pass through
     chosen = lambda name: a.models == "all" or name in a.models.split(",")
+    op_chosen = lambda op: a.ops == "all" or op in a.ops.split(",")
     rows = []
     for name, (h, qh, kvh, hd, ffn) in MODELS.items():
-        if chosen(name):
+        if not chosen(name):
+            continue
+        if op_chosen("linear_swiglu_bwd"):
             rows.append(measure("linear_swiglu_bwd", name, a.tokens, ffn, h, a.rounds))
+        if op_chosen("linear_rmsnorm_bwd"):
             rows.append(measure("linear_rmsnorm_bwd", name, a.tokens, h, 2 * ffn, a.rounds))
+        if op_chosen("rope_bwd"):
             rows.append(measure("rope_bwd", name, a.tokens, (qh + 2 * kvh) * hd, 0, a.rounds, qh + kvh, hd))
+        if op_chosen("linear_cross_entropy_fwd_bwd"):
             rows.append(ce_fwd_bwd(name, a.tokens, h, a.rounds))
     for s in (2048, 4096, 8192):
         if chosen(f"sq{s}"):
             for op in ("linear_swiglu_bwd", "linear_rmsnorm_bwd"):
-                rows.append(measure(op, f"sq{s}", s, s, s, a.rounds))
+                if op_chosen(op):
+                    rows.append(measure(op, f"sq{s}", s, s, s, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)
 

@@ -3,7 +3,7 @@
 torch.compile for the rest), at the same shapes, for the same-call comparison in
 bench/results/ops_fwd.json (scripts/merge_ops_json.py joins the two).
 
-    python3 bench/torch_ops_fwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] --json out.json
+    python3 bench/torch_ops_fwd.py [--rounds N] [--models 1B,8B,70B,sq2048,...] [--ops a,b] --json out.json
 
 Standard computations (Hugging Face Llama): RMSNorm in fp32 then cast, separate gate/up halves,
 rotate-half RoPE (after Qwen3's per-head q_norm / k_norm for the qknorm ops) with cos/sin per position computed once outside the op (as HF's rotary module
@@ -131,10 +131,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--models", default="all")
+    p.add_argument("--ops", default="all")
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--json", required=True)
     a = p.parse_args()
     chosen = lambda name: a.models == "all" or name in a.models.split(",")
+    op_chosen = lambda op: a.ops == "all" or op in a.ops.split(",")
     rows = []
     for name, (h, qh, kvh, hd, ffn) in MODELS.items():
         if not chosen(name):
@@ -148,11 +150,12 @@ def main():
                   "linear_qknorm_rope": (qkv, h), "linear_rmsnorm_qknorm_rope": (qkv, h),
                   "linear_cross_entropy": (128256, h)}
         for op, (n, k) in shapes.items():
-            rows.append(measure(op, name, m, n, k, qh, qh + kvh, hd, a.rounds))
+            if op_chosen(op):
+                rows.append(measure(op, name, m, n, k, qh, qh + kvh, hd, a.rounds))
     for s in (2048, 4096, 8192):
         name = f"sq{s}"
         if chosen(name):
-            for op in [o for o in OPS if o != "linear_cross_entropy" and not o.endswith("_no_z")]:
+            for op in [o for o in OPS if o != "linear_cross_entropy" and not o.endswith("_no_z") and op_chosen(o)]:
                 rows.append(measure(op, name, s, s, s, s // 128 - 2, s // 128 - 1, 128, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)

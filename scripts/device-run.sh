@@ -4,7 +4,7 @@
 # benchmark against cuBLAS -> epilogue benchmark against the plain GEMM -> forward and backward ops
 # against cuBLAS and stock PyTorch. Logs and JSON go under $OUT (default ./device-out); a short table is
 # printed last.
-#   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune]
+#   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -93,5 +93,11 @@ if [ "$mode" = tune ]; then
   "$bin/coda-bench" tune --table-out "$out/kernel_table.inc" ${BENCH_ARGS:-} \
     > "$out/tune.log" 2>&1 || status=1
   tail -50 "$out/tune.log"
+fi
+if [ "$mode" = tune-ops ]; then  # e.g. BENCH_ARGS="--ops linear_qknorm_rope --models 70B"
+  # shellcheck disable=SC2086
+  "$bin/coda-bench" tune-ops --table-out "$out/op_table.inc" ${BENCH_ARGS:-} \
+    > "$out/tune_ops.log" 2>&1 || status=1
+  tail -50 "$out/tune_ops.log"
 fi
 exit $status
