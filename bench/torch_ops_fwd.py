@@ -69,6 +69,8 @@ OPS = {
                                           t["rot_heads"], t["hd"]),
     "linear_qknorm_rope": lambda t: qk_rope(F.linear(t["a"], t["w"]), t),
     "linear_rmsnorm_qknorm_rope": lambda t: qk_rope(F.linear(rms(t["a"], t["gk"]), t["w"]), t),
+    # Saving the pre-norm projection for the backward: the stock computation keeps it anyway.
+    "linear_rmsnorm_qknorm_rope_save_pre": lambda t: qk_rope(F.linear(rms(t["a"], t["gk"]), t["w"]), t),
     # Hugging Face's loss: logits upcast to fp32, mean over tokens.
     "linear_cross_entropy": lambda t: F.cross_entropy(F.linear(t["a"], t["w"]).float(), t["targets"]),
 }
@@ -148,6 +150,7 @@ def main():
                   "linear_swiglu_no_z": (2 * ffn, h), "linear_rmsnorm_swiglu_no_z": (2 * ffn, h),
                   "linear_rope": (qkv, h), "linear_rmsnorm_rope": (qkv, h),
                   "linear_qknorm_rope": (qkv, h), "linear_rmsnorm_qknorm_rope": (qkv, h),
+                  "linear_rmsnorm_qknorm_rope_save_pre": (qkv, h),
                   "linear_cross_entropy": (128256, h)}
         for op, (n, k) in shapes.items():
             if op_chosen(op):
@@ -155,7 +158,7 @@ def main():
     for s in (2048, 4096, 8192):
         name = f"sq{s}"
         if chosen(name):
-            for op in [o for o in OPS if o != "linear_cross_entropy" and not o.endswith("_no_z") and op_chosen(o)]:
+            for op in [o for o in OPS if o != "linear_cross_entropy" and not o.endswith(("_no_z", "_save_pre")) and op_chosen(o)]:
                 rows.append(measure(op, name, s, s, s, s // 128 - 2, s // 128 - 1, 128, a.rounds))
     json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
               open(a.json, "w"), indent=1)

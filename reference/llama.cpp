@@ -72,6 +72,27 @@ Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
   return y;
 }
 
+void qk_norm_backward(const Matrix& x, int q_heads, int kv_heads, int head_dim,
+                      const std::vector<double>& gamma_q, const std::vector<double>& gamma_k,
+                      double eps, const Matrix& dy, Matrix* dx, std::vector<double>* dgamma_q,
+                      std::vector<double>* dgamma_k) {
+  *dx = dy;
+  dgamma_q->assign(head_dim, 0.0);
+  dgamma_k->assign(head_dim, 0.0);
+  Matrix head(1, head_dim), dhead(1, head_dim), dx_head;
+  std::vector<double> dgamma;
+  for (int m = 0; m < x.rows; ++m)
+    for (int h = 0; h < q_heads + kv_heads; ++h) {
+      for (int i = 0; i < head_dim; ++i)
+        head(0, i) = x(m, h * head_dim + i), dhead(0, i) = dy(m, h * head_dim + i);
+      rms_norm_backward(head, h < q_heads ? gamma_q : gamma_k, eps, dhead, &dx_head, &dgamma);
+      for (int i = 0; i < head_dim; ++i) {
+        (*dx)(m, h * head_dim + i) = dx_head(0, i);
+        (h < q_heads ? *dgamma_q : *dgamma_k)[i] += dgamma[i];
+      }
+    }
+}
+
 void rms_norm_backward(const Matrix& x, const std::vector<double>& w, double eps, const Matrix& dy,
                        Matrix* dx, std::vector<double>* dw) {
   const std::vector<double> r = rstd_of(x, eps);

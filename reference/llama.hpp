@@ -37,6 +37,13 @@ Matrix qk_norm(const Matrix& x, int q_heads, int kv_heads, int head_dim,
                const std::vector<double>& gamma_q, const std::vector<double>& gamma_k, double eps,
                bool framework = false);
 
+// The backward of qk_norm for the output gradient dy: rms_norm_backward on each Q / K head (V
+// columns pass dy through); dgamma_q / dgamma_k summed over rows and heads.
+void qk_norm_backward(const Matrix& x, int q_heads, int kv_heads, int head_dim,
+                      const std::vector<double>& gamma_q, const std::vector<double>& gamma_k,
+                      double eps, const Matrix& dy, Matrix* dx, std::vector<double>* dgamma_q,
+                      std::vector<double>* dgamma_k);
+
 // silu(gate) ⊙ up, and the plain element-wise product.
 Matrix silu_mul(const Matrix& gate, const Matrix& up);
 Matrix hadamard(const Matrix& a, const Matrix& b);

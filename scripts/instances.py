@@ -49,7 +49,9 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
                      "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd",
                      "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate",
-                     "WeightGradAccumulate": "weight_grad_accumulate"}
+                     "WeightGradAccumulate": "weight_grad_accumulate",
+                     "QkNormRopeSavePre": "qk_norm_rope_save_pre",
+                     "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
 NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]

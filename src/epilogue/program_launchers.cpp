@@ -305,6 +305,36 @@ void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorVie
           {params.qk.k_norm_weight, "params.qk.k_norm_weight"}});
 }
 
+void qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
+                           const QkNormRopeSavePreParams& params, gemm::KernelChoice choice,
+                           cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::qk_norm_rope_save_pre";
+  check_qk_norm(params.qk, D, kWhere, "params.qk");
+  require_tile(params.pre, params.pre_stride, D.shape[1], kWhere, "params.pre");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.qk.rope.positions, "params.qk.rope.positions"},
+          {params.qk.rope.frequencies, "params.qk.rope.frequencies"},
+          {params.qk.q_norm_weight, "params.qk.q_norm_weight"},
+          {params.qk.k_norm_weight, "params.qk.k_norm_weight"},
+          {params.pre, "params.pre"}});
+}
+
+void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
+                                const RstdQkNormRopeSavePreParams& params,
+                                gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr const char* kWhere = "coda::epilogue::rstd_qk_norm_rope_save_pre";
+  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
+  check_qk_norm(params.qk.qk, D, kWhere, "params.qk.qk");
+  require_tile(params.qk.pre, params.qk.pre_stride, D.shape[1], kWhere, "params.qk.pre");
+  launch(kWhere, D, A, B, params, choice, stream,
+         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
+          {params.qk.qk.rope.positions, "params.qk.qk.rope.positions"},
+          {params.qk.qk.rope.frequencies, "params.qk.qk.rope.frequencies"},
+          {params.qk.qk.q_norm_weight, "params.qk.qk.q_norm_weight"},
+          {params.qk.qk.k_norm_weight, "params.qk.qk.k_norm_weight"},
+          {params.qk.pre, "params.qk.pre"}});
+}
+
 void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
                        const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {

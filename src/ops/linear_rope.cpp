@@ -33,19 +33,7 @@ epilogue::RopeRotateParams rope_params(const TensorView& positions, const Tensor
 epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& qk, std::int64_t n,
                                           int device, const TensorView& positions,
                                           const TensorView& frequencies) {
-  if (qk.q_heads <= 0 || qk.kv_heads <= 0)
-    check.fail("qk_norm.q_heads/kv_heads: must be positive; got " + std::to_string(qk.q_heads) +
-               ", " + std::to_string(qk.kv_heads));
-  const std::int64_t heads = std::int64_t(qk.q_heads) + 2 * std::int64_t(qk.kv_heads);
-  if (n % heads != 0 || (n / heads != 64 && n / heads != 128))
-    check.fail(
-        "W_qkv: rows must be (q_heads + 2·kv_heads) · head_dim with head_dim 64 or 128; "
-        "got " +
-        std::to_string(n) + " rows for " + std::to_string(heads) + " heads");
-  const int hd = int(n / heads);
-  detail::require_vector(check, qk.q_weight, "qk_norm.q_weight", hd, DType::kBF16, device);
-  detail::require_vector(check, qk.k_weight, "qk_norm.k_weight", hd, DType::kBF16, device);
-  if (!(qk.eps >= 0.0f)) check.fail("qk_norm.eps: must be non-negative");
+  const int hd = detail::require_qk_norm(check, qk, n, "W_qkv: rows", device);
   return {rope_params(positions, frequencies),
           qk.q_weight.data,
           qk.k_weight.data,
@@ -79,29 +67,45 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
       detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options), stream);
 }
 
-void linear_qknorm_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
-                        const TensorView& positions, const TensorView& frequencies,
-                        const QkNorm& qk_norm, cudaStream_t stream, const OpOptions& options) {
+void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& A,
+                        const TensorView& W_qkv, const TensorView& positions,
+                        const TensorView& frequencies, const QkNorm& qk_norm, cudaStream_t stream,
+                        const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_qknorm_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
-  epilogue::qk_norm_rope(
-      QKV, A, W_qkv, qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies),
-      detail::program_choice(check, "linear_qknorm_rope", s.m, s.n, s.k, options), stream);
+  const epilogue::QkNormRopeParams qk =
+      qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_qknorm_rope", s.m, s.n, s.k, options);
+  if (Pre.data == nullptr) {
+    epilogue::qk_norm_rope(QKV, A, W_qkv, qk, choice, stream);
+    return;
+  }
+  detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
+  epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {qk, Pre.data, Pre.stride[0]}, choice, stream);
 }
 
-void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
-                                const RowNormStats& stats, float eps, const TensorView& positions,
-                                const TensorView& frequencies, const QkNorm& qk_norm,
-                                cudaStream_t stream, const OpOptions& options) {
+void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& H,
+                                const TensorView& W_qkv, const RowNormStats& stats, float eps,
+                                const TensorView& positions, const TensorView& frequencies,
+                                const QkNorm& qk_norm, cudaStream_t stream,
+                                const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_qknorm_rope");
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m);
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  epilogue::rstd_qk_norm_rope(
-      QKV, H, W_qkv,
-      {detail::rstd_params(stats, eps),
-       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies)},
-      detail::program_choice(check, "linear_rmsnorm_qknorm_rope", s.m, s.n, s.k, options), stream);
+  const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
+  const epilogue::QkNormRopeParams qk =
+      qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rmsnorm_qknorm_rope", s.m, s.n, s.k, options);
+  if (Pre.data == nullptr) {
+    epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, choice, stream);
+    return;
+  }
+  detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
+  epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}},
+                                       choice, stream);
 }
 
 }  // namespace coda::ops

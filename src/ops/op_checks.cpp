@@ -49,6 +49,31 @@ void require_workspace(const ArgCheck& check, const void* workspace, std::size_t
                "; got " + std::to_string(bytes));
 }
 
+void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out, const char* out_name,
+                                  const TensorView& in, const char* in_name) {
+  auto begin = [](const TensorView& t) { return static_cast<const char*>(t.data); };
+  auto end = [&](const TensorView& t) { return begin(t) + t.shape[0] * t.stride[0] * 2; };
+  if (out.data != in.data && begin(out) < end(in) && begin(in) < end(out))
+    check.fail(std::string(out_name) + ": must be " + in_name + " itself (in place) or not overlap it");
+}
+
+int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,
+                    int device) {
+  if (qk.q_heads <= 0 || qk.kv_heads <= 0)
+    check.fail("qk_norm.q_heads/kv_heads: must be positive; got " + std::to_string(qk.q_heads) +
+               ", " + std::to_string(qk.kv_heads));
+  const std::int64_t heads = std::int64_t(qk.q_heads) + 2 * std::int64_t(qk.kv_heads);
+  if (n % heads != 0 || (n / heads != 64 && n / heads != 128))
+    check.fail(std::string(n_name) +
+               " must be (q_heads + 2·kv_heads) · head_dim with head_dim 64 or 128; got " +
+               std::to_string(n) + " for " + std::to_string(heads) + " heads");
+  const int hd = int(n / heads);
+  require_vector(check, qk.q_weight, "qk_norm.q_weight", hd, DType::kBF16, device);
+  require_vector(check, qk.k_weight, "qk_norm.k_weight", hd, DType::kBF16, device);
+  if (!(qk.eps >= 0.0f)) check.fail("qk_norm.eps: must be non-negative");
+  return hd;
+}
+
 void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
                           std::int64_t n) {
   if (stats.partials == nullptr) check.fail("stats.partials: data pointer is null");

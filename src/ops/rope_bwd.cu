@@ -61,10 +61,7 @@ void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV
   detail::require_vector(check, positions, "positions", m, DType::kI32, QKV.device);
   detail::require_vector(check, frequencies, "frequencies", n, DType::kF32, QKV.device);
   // In place is safe (each pair is read, then written, by one thread); a partial overlap is not.
-  auto begin = [](const TensorView& t) { return static_cast<const char*>(t.data); };
-  auto end = [&](const TensorView& t) { return begin(t) + m * t.stride[0] * 2; };
-  if (dZ.data != dQKV.data && begin(dZ) < end(dQKV) && begin(dQKV) < end(dZ))
-    check.fail("dZ: must be dQKV itself (in place) or not overlap it");
+  detail::require_in_place_or_disjoint(check, dZ, "dZ", dQKV, "dQKV");
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{QKV.data, "QKV"},
                                   {dQKV.data, "dQKV"},
                                   {dZ.data, "dZ"},

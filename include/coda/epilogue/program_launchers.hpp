@@ -68,6 +68,13 @@ void qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
 void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
                        const RstdQkNormRopeParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream = nullptr);
+// The same, also storing the norm's input → params.pre (bf16 M × N).
+void qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
+                           const QkNormRopeSavePreParams& params, gemm::KernelChoice choice,
+                           cudaStream_t stream = nullptr);
+void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
+                                const RstdQkNormRopeSavePreParams& params,
+                                gemm::KernelChoice choice, cudaStream_t stream = nullptr);
 
 // No D: A·Bᵀ stays in registers; only params' outputs are written (M = A's rows, N = B's rows).
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,

@@ -103,6 +103,17 @@ struct RstdQkNormRopeParams {
   RstdRowScaleParams rstd;
   QkNormRopeParams qk;
 };
+// The same two, also storing the projection before the norm → pre (what the QK-norm backward
+// needs: the norm's input, as the standard model saves it)
+struct QkNormRopeSavePreParams {
+  QkNormRopeParams qk;
+  void* pre = nullptr;  // bf16 [M, N]; its V columns equal D's
+  std::int64_t pre_stride = 0;
+};
+struct RstdQkNormRopeSavePreParams {
+  RstdRowScaleParams rstd;
+  QkNormRopeSavePreParams qk;
+};
 // The RMSNorm backward in the dgrad GEMM of the linear that consumed the norm (layout AkBn):
 // acc = dZ · W;  G = α · acc;  u = X · r (r from the forward's Σx² partials);  c = zdz · (1/D);
 // D = dX = r · (G ⊙ w − u · c);  N = u ⊙ w → normed;  Σ_m G ⊙ u per (column, M-tile) → dw partials

@@ -314,6 +314,33 @@ struct RstdQkNormRope {
   }
 };
 
+// QkNormRope and RstdQkNormRope that also store their input (acc, rstd[m] · acc) → pre
+struct QkNormRopeSavePre {
+  using Params = QkNormRopeSavePreParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_1 = {static_cast<bf16*>(p.pre), row_major_stride(p.pre_stride)};
+    a.op_1 = qk_norm_rope_args(p.qk);
+  }
+};
+struct RstdQkNormRopeSavePre {
+  using Params = RstdQkNormRopeSavePreParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Mul<RowRstd, Acc>>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_1 = {static_cast<bf16*>(p.qk.pre), row_major_stride(p.qk.pre_stride)};
+    a.op_1 = qk_norm_rope_args(p.qk.qk);
+  }
+};
+
 // D += acc (TMA reduce-add into the existing D)
 struct ResidualAccumulate {
   using Params = ResidualAccumulateParams;

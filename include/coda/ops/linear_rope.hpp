@@ -11,7 +11,10 @@
 //   QKV = RoPE(QkNorm(A · W_qkvᵀ))             linear_qknorm_rope
 //   QKV = RoPE(QkNorm(rstd ⊙ (H · W_qkvᵀ)))    linear_rmsnorm_qknorm_rope
 // head_dim = N / (q_heads + 2 · kv_heads) must be 64 or 128; γ is permuted like the rows of
-// W_q / W_k (rope_interleave_rows(1, head_dim) in weights.hpp).
+// W_q / W_k (rope_interleave_rows(1, head_dim) in weights.hpp). For training, pass `Pre` (bf16
+// [M, N]): the projection before the norm (A · W_qkvᵀ, or rstd ⊙ (H · W_qkvᵀ)) is stored from the
+// same epilogue, as the standard model saves it for qknorm_rope_bwd (its V columns equal QKV's);
+// an empty `Pre` stores nothing.
 // positions: [M] int32, one per token (per-document positions for packed sequences, < 2^24).
 // frequencies: [N] fp32 as N/2 (hi, lo) pairs in turns per position, 0 for V columns
 // (rope_frequencies in weights.hpp builds it). Host-visible.
@@ -43,14 +46,15 @@ struct QkNorm {
   float eps = 1e-6f;
 };
 
-void linear_qknorm_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
-                        const TensorView& positions, const TensorView& frequencies,
-                        const QkNorm& qk_norm, cudaStream_t stream = nullptr,
-                        const OpOptions& options = {});
+void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& A,
+                        const TensorView& W_qkv, const TensorView& positions,
+                        const TensorView& frequencies, const QkNorm& qk_norm,
+                        cudaStream_t stream = nullptr, const OpOptions& options = {});
 
-void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
-                                const RowNormStats& stats, float eps, const TensorView& positions,
-                                const TensorView& frequencies, const QkNorm& qk_norm,
-                                cudaStream_t stream = nullptr, const OpOptions& options = {});
+void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& H,
+                                const TensorView& W_qkv, const RowNormStats& stats, float eps,
+                                const TensorView& positions, const TensorView& frequencies,
+                                const QkNorm& qk_norm, cudaStream_t stream = nullptr,
+                                const OpOptions& options = {});
 
 }  // namespace coda::ops

@@ -14,6 +14,7 @@
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
+#include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/weights.hpp"
 #include "device/device_matrix.hpp"
@@ -213,6 +214,141 @@ TEST(BackwardOps, RopeBackwardAgainstStandard) {
     EXPECT_TRUE(meets_contract(std::vector<double>(z1.begin(), z1.end()), zdz64, zdz_fw, "zdz"));
     EXPECT_EQ(zdz2.download<float>(), z1);
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+  }
+}
+
+// QK-norm + RoPE backward (qknorm_rope_bwd) against the float64 standard (Qwen3: per-head
+// RMSNorm, rotate-half RoPE; reference/llama.hpp, finite-difference-checked in the host tests):
+// dPre, ⟨pre, dpre⟩ per row, ∂γ_q and ∂γ_k; hd 64 and 128, GQA 32/8 and 64/8 (70B), M = 1 …
+// 16383, positions past 100k with resets, heads of scale 1e-3 … 30; in place, and ∂γ accumulated.
+TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("BackwardOps.QkNormRopeBackwardAgainstStandard"));
+  struct Shape { int m, q_heads, kv_heads, hd; };
+  const Shape shapes[] = {{1, 4, 2, 128}, {199, 32, 8, 64}, {1000, 5, 1, 64}, {16383, 2, 1, 128},
+                          {33, 64, 8, 128}};
+  const double eps = 1e-6;
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd) + " heads " +
+                 std::to_string(s.q_heads) + "/" + std::to_string(s.kv_heads));
+    const int rotated = s.q_heads + s.kv_heads, n = (s.q_heads + 2 * s.kv_heads) * s.hd;
+    // Standard column order: the projection before the norm (heads of very different scale) and
+    // the gradient of the rotated output.
+    Matrix pre_std = random_bf16(s.m, n, rng, 1.0);
+    for (int r = 0; r < s.m; ++r)
+      for (int c = 0; c < n; ++c)
+        pre_std(r, c) = ref::round_to_bf16(pre_std(r, c) * 3.0 * std::pow(10.0, double((c / s.hd) % 5) - 3.0));
+    const Matrix dy_std = random_bf16(s.m, n, rng, 1.0);
+    const std::vector<double> gq = random_norm_weight(s.hd, rng), gk = random_norm_weight(s.hd, rng);
+    std::vector<std::int64_t> pos(s.m), neg(s.m);
+    std::uniform_int_distribution<std::int64_t> start(100000, 1000000);
+    for (int m = 0, p = int(start(rng)); m < s.m; ++m, ++p) {
+      if (m % 300 == 299) p = 0;
+      pos[m] = p, neg[m] = -p;
+    }
+    const std::vector<double> inv = rope_inverse_frequencies(s.hd, 1000000.0);
+
+    // float64: dn = R(−θ) dy, then the per-head RMSNorm backward.
+    Matrix dx64;
+    std::vector<double> dgq64, dgk64;
+    ref::qk_norm_backward(pre_std, s.q_heads, s.kv_heads, s.hd, gq, gk, eps,
+                          ref::rope_rotate_half(dy_std, neg, inv, rotated, s.hd), &dx64, &dgq64, &dgk64);
+    // PyTorch's bf16 autograd: the RoPE backward with bf16 cos/sin, each product rounded; then
+    // Qwen3RMSNorm's `γ * x̂.to(bf16)`: dx̂ = bf16(dn·γ), ∂γ = bf16(Σ bf16(dn·bf16(x̂))), and the
+    // fp32 normalisation backward rounded to bf16.
+    auto r16 = [](double v) { return double(ref::round_to_bf16(float(v))); };
+    Matrix dn_fw = dy_std;
+    const int half = s.hd / 2;
+    for (int m = 0; m < s.m; ++m)
+      for (int h = 0; h < rotated; ++h)
+        for (int i = 0; i < half; ++i) {
+          const double theta = double(pos[m]) * inv[i], c = r16(std::cos(theta)), sn = r16(std::sin(theta));
+          const int a = h * s.hd + i, b = a + half;
+          dn_fw(m, a) = r16(r16(dy_std(m, a) * c) + r16(dy_std(m, b) * sn));
+          dn_fw(m, b) = r16(r16(dy_std(m, b) * c) - r16(dy_std(m, a) * sn));
+        }
+    Matrix dx_fw = dn_fw;
+    std::vector<double> dgq_fw(s.hd, 0.0), dgk_fw(s.hd, 0.0);
+    const std::vector<double> ones(s.hd, 1.0);
+    Matrix head(1, s.hd), dhat(1, s.hd), dhead;
+    std::vector<double> unused;
+    for (int m = 0; m < s.m; ++m)
+      for (int h = 0; h < rotated; ++h) {
+        const std::vector<double>& g = h < s.q_heads ? gq : gk;
+        std::vector<double>& dg = h < s.q_heads ? dgq_fw : dgk_fw;
+        for (int i = 0; i < s.hd; ++i) head(0, i) = pre_std(m, h * s.hd + i);
+        const double r = ref::rstd_of(head, eps)[0];
+        for (int i = 0; i < s.hd; ++i) {
+          const double dn = dn_fw(m, h * s.hd + i);
+          dhat(0, i) = r16(dn * g[i]);
+          dg[i] += r16(dn * r16(head(0, i) * r));
+        }
+        ref::rms_norm_backward(head, ones, eps, dhat, &dhead, &unused);
+        for (int i = 0; i < s.hd; ++i) dx_fw(m, h * s.hd + i) = r16(dhead(0, i));
+      }
+    for (double& v : dgq_fw) v = r16(v);
+    for (double& v : dgk_fw) v = r16(v);
+    std::vector<double> zdz64(s.m, 0.0), zdz_fw(s.m, 0.0);
+    for (int m = 0; m < s.m; ++m) {
+      float acc = 0.0f;
+      for (int k = 0; k < n; ++k) zdz64[m] += pre_std(m, k) * dx64(m, k), acc += float(pre_std(m, k) * dx_fw(m, k));
+      zdz_fw[m] = acc;
+    }
+
+    // Our layout: adjacent-pair order within the Q/K heads, γ permuted alike.
+    std::vector<std::int64_t> cols = rope_interleave_rows(rotated, s.hd);
+    for (int c = rotated * s.hd; c < n; ++c) cols.push_back(c);
+    const std::vector<std::int64_t> head_cols = rope_interleave_rows(1, s.hd);
+    std::vector<double> gq_perm(s.hd), gk_perm(s.hd), dgq64_perm(s.hd), dgk64_perm(s.hd),
+        dgq_fw_perm(s.hd), dgk_fw_perm(s.hd);
+    for (int i = 0; i < s.hd; ++i) {
+      const std::int64_t j = head_cols[i];
+      gq_perm[i] = gq[j], gk_perm[i] = gk[j];
+      dgq64_perm[i] = dgq64[j], dgk64_perm[i] = dgk64[j];
+      dgq_fw_perm[i] = dgq_fw[j], dgk_fw_perm[i] = dgk_fw[j];
+    }
+    const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 1000000.0);
+
+    DeviceMatrix d_pre = upload(ref::permute_cols(pre_std, cols)), d_dy = upload(ref::permute_cols(dy_std, cols)),
+                 dpre = output(s.m, n);
+    DeviceBuffer d_gq = upload_bf16_vector(gq_perm), d_gk = upload_bf16_vector(gk_perm), zdz(s.m * 4),
+                 zdz2(s.m * 4), dgq(s.hd * 4), dgk(s.hd * 4), d_pos(s.m * 4), d_freq(table.size() * 4);
+    for (DeviceBuffer* b : {&zdz, &zdz2, &dgq, &dgk}) b->poison();
+    d_pos.upload(std::vector<std::int32_t>(pos.begin(), pos.end()));
+    d_freq.upload(table);
+    const std::size_t ws_bytes = qknorm_rope_bwd_workspace_bytes(s.m, s.hd);
+    DeviceBuffer ws(ws_bytes);
+    ws.poison();
+    const QkNorm qk{vector_view(d_gq, s.hd, DType::kBF16), vector_view(d_gk, s.hd, DType::kBF16),
+                    s.q_heads, s.kv_heads, float(eps)};
+    const TensorView positions = vector_view(d_pos, s.m, DType::kI32),
+                     frequencies = vector_view(d_freq, n, DType::kF32);
+    QkNormGrads grads{vector_view(dgq, s.hd, DType::kF32), vector_view(dgk, s.hd, DType::kF32), false};
+    qknorm_rope_bwd(dpre.view(), vector_view(zdz, s.m, DType::kF32), grads, d_pre.view(), d_dy.view(),
+                    positions, frequencies, qk, ws.get(), ws_bytes);
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> dgq1 = dgq.download<float>(), dgk1 = dgk.download<float>();
+    // In place (dPre = dQKV), ∂γ added into the first call's.
+    grads.accumulate = true;
+    qknorm_rope_bwd(d_dy.view(), vector_view(zdz2, s.m, DType::kF32), grads, d_pre.view(), d_dy.view(),
+                    positions, frequencies, qk, ws.get(), ws_bytes);
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+    bool pad[2];
+    const Matrix got = download(dpre, &pad[0]);
+    EXPECT_TRUE(meets_contract(got.v, ref::permute_cols(dx64, cols).v, ref::permute_cols(dx_fw, cols).v,
+                               "dPre = QkNorm'ᵀ R(θ)ᵀ dQKV"));
+    EXPECT_EQ(download(d_dy, &pad[1]).v, got.v) << "in place: same bits";
+    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+    const std::vector<float> z1 = zdz.download<float>();
+    EXPECT_TRUE(meets_contract(std::vector<double>(z1.begin(), z1.end()), zdz64, zdz_fw, "zdz"));
+    EXPECT_EQ(zdz2.download<float>(), z1);
+    EXPECT_TRUE(meets_contract(std::vector<double>(dgq1.begin(), dgq1.end()), dgq64_perm, dgq_fw_perm, "∂γ_q"));
+    EXPECT_TRUE(meets_contract(std::vector<double>(dgk1.begin(), dgk1.end()), dgk64_perm, dgk_fw_perm, "∂γ_k"));
+    std::vector<float> twice_q(dgq1), twice_k(dgk1);
+    for (float& v : twice_q) v += v;
+    for (float& v : twice_k) v += v;
+    EXPECT_EQ(dgq.download<float>(), twice_q) << "accumulate: the same sum added (deterministic)";
+    EXPECT_EQ(dgk.download<float>(), twice_k);
   }
 }
 

@@ -264,9 +264,16 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
     const TensorView positions = vector_view(d_pos, s.m, DType::kI32),
                      frequencies = vector_view(d_freq, n, DType::kF32);
     rms_norm_stats(h.view(), stats, d_x.view(), vector_view(d_gamma, s.hidden, DType::kBF16));
-    linear_rmsnorm_qknorm_rope(qkv.view(), h.view(), d_w.view(), stats, float(kEps), positions,
-                               frequencies, qk);
-    linear_qknorm_rope(qkv_plain.view(), d_x.view(), d_w.view(), positions, frequencies, qk);
+    linear_rmsnorm_qknorm_rope(qkv.view(), TensorView{}, h.view(), d_w.view(), stats, float(kEps),
+                               positions, frequencies, qk);
+    linear_qknorm_rope(qkv_plain.view(), TensorView{}, d_x.view(), d_w.view(), positions, frequencies, qk);
+    // Training: the same outputs, and the projection before the norm saved for the backward.
+    DeviceMatrix qkv_saving = output(s.m, n), pre = output(s.m, n), qkv_plain_saving = output(s.m, n),
+                 pre_plain = output(s.m, n);
+    linear_rmsnorm_qknorm_rope(qkv_saving.view(), pre.view(), h.view(), d_w.view(), stats,
+                               float(kEps), positions, frequencies, qk);
+    linear_qknorm_rope(qkv_plain_saving.view(), pre_plain.view(), d_x.view(), d_w.view(), positions,
+                       frequencies, qk);
     CODA_CHECK_CUDA(cudaDeviceSynchronize());
     bool pad[2];
     EXPECT_TRUE(meets_contract_by_row_scale(download(qkv, &pad[0]).v, normed64.v, normed_fw.v, scales,
@@ -274,6 +281,18 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
     EXPECT_TRUE(meets_contract_by_row_scale(download(qkv_plain, &pad[1]).v, plain64.v, plain_fw.v,
                                             scales, "RoPE(QkNorm(X·W_qkvᵀ))"));
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+    bool save_pad[4];
+    EXPECT_EQ(download(qkv_saving, &save_pad[0]).v, download(qkv, &pad[0]).v) << "saving Pre: same QKV bits";
+    EXPECT_EQ(download(qkv_plain_saving, &save_pad[1]).v, download(qkv_plain, &pad[1]).v);
+    const Matrix pre64 = ref::permute_cols(linear64(ref::rms_norm(x, gamma, kEps), w_qkv), rows);
+    const Matrix pre_fw = ref::permute_cols(linear_framework(ref::rms_norm_framework(x, gamma, kEps), w_qkv), rows);
+    const Matrix pre_plain64 = ref::permute_cols(linear64(x, w_qkv), rows);
+    const Matrix pre_plain_fw = ref::permute_cols(linear_framework(x, w_qkv), rows);
+    EXPECT_TRUE(meets_contract_by_row_scale(download(pre, &save_pad[2]).v, pre64.v, pre_fw.v, scales,
+                                            "Pre = RMSNorm(X)·W_qkvᵀ"));
+    EXPECT_TRUE(meets_contract_by_row_scale(download(pre_plain, &save_pad[3]).v, pre_plain64.v,
+                                            pre_plain_fw.v, scales, "Pre = X·W_qkvᵀ"));
+    for (bool p : save_pad) EXPECT_TRUE(p) << "row padding written";
   }
 }
 

@@ -5,6 +5,7 @@
 // its per-row scalar from the next op's backward (coda-anchor §2.0).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -107,6 +108,50 @@ TEST(BackwardReference, RmsNormBackwardTakesItsScalarFromZdz) {
     const double fd = (dot(dz, linear(rms_norm(x, wp, eps), w_out)) -
                        dot(dz, linear(rms_norm(x, wm, eps), w_out))) / (2 * h);
     EXPECT_NEAR(dw[k], fd, 1e-6 * (1 + std::abs(fd))) << "col " << k;
+  }
+}
+
+// QK-norm + RoPE backward (Qwen3 order: per-head RMSNorm, then rotate-half RoPE): dn = R(−θ) dy,
+// then the per-head RMSNorm backward (qk_norm_backward) — what qknorm_rope_bwd computes. dx, ∂γ_q
+// and ∂γ_k against central finite differences of L = ⟨dy, RoPE(QkNorm(x))⟩, with heads of very
+// different scale and V columns passing through.
+TEST(BackwardReference, QkNormRopeBackwardMatchesFiniteDifferences) {
+  std::mt19937_64 rng(15);
+  const int m = 3, q_heads = 2, kv_heads = 1, hd = 8, n = (q_heads + 2 * kv_heads) * hd;
+  const double eps = 1e-6;
+  Matrix x = random(m, n, rng);
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) x(r, c) *= std::pow(10.0, double(c / hd) - 1.0);
+  const Matrix dy = random(m, n, rng);
+  std::vector<double> gq(hd), gk(hd);
+  for (double& v : gq) v = 1.0 + 0.3 * std::normal_distribution<double>()(rng);
+  for (double& v : gk) v = 1.0 + 0.3 * std::normal_distribution<double>()(rng);
+  const std::vector<std::int64_t> pos = {3, 100001, 7}, neg = {-3, -100001, -7};
+  const std::vector<double> inv = ops::rope_inverse_frequencies(hd, 10000.0);
+  auto loss = [&](const Matrix& xx, const std::vector<double>& q, const std::vector<double>& k) {
+    return dot(dy, rope_rotate_half(qk_norm(xx, q_heads, kv_heads, hd, q, k, eps), pos, inv,
+                                    q_heads + kv_heads, hd));
+  };
+  Matrix dx;
+  std::vector<double> dgq, dgk;
+  qk_norm_backward(x, q_heads, kv_heads, hd, gq, gk, eps,
+                   rope_rotate_half(dy, neg, inv, q_heads + kv_heads, hd), &dx, &dgq, &dgk);
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) {
+      const double h = 1e-6 * std::max(1.0, std::abs(x(r, c)));
+      Matrix xp = x, xm = x;
+      xp(r, c) += h, xm(r, c) -= h;
+      const double fd = (loss(xp, gq, gk) - loss(xm, gq, gk)) / (2 * h);
+      EXPECT_NEAR(dx(r, c), fd, 1e-6 * (1 + std::abs(fd))) << "row " << r << " col " << c;
+    }
+  for (int i = 0; i < hd; ++i) {
+    std::vector<double> p = gq, q = gq, pk = gk, qk = gk;
+    const double h = 1e-6;
+    p[i] += h, q[i] -= h, pk[i] += h, qk[i] -= h;
+    const double fd_q = (loss(x, p, gk) - loss(x, q, gk)) / (2 * h);
+    const double fd_k = (loss(x, gq, pk) - loss(x, gq, qk)) / (2 * h);
+    EXPECT_NEAR(dgq[i], fd_q, 1e-6 * (1 + std::abs(fd_q))) << "γ_q " << i;
+    EXPECT_NEAR(dgk[i], fd_k, 1e-6 * (1 + std::abs(fd_k))) << "γ_k " << i;
   }
 }
 

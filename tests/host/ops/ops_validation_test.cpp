@@ -8,6 +8,7 @@
 #include "coda/ops/linear_swiglu.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "host/test_support.hpp"
@@ -74,18 +75,21 @@ TEST(OpsValidation, SwiGluAndRope) {
   QkNorm qk{vec(0x70000, 64, DType::kBF16), vec(0x71000, 64, DType::kBF16), 2, 1};
   QkNorm odd_heads = qk;
   odd_heads.q_heads = 3;
-  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, odd_heads); }),
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, odd_heads); }),
             "coda::ops::linear_qknorm_rope: W_qkv: rows must be (q_heads + 2·kv_heads) · head_dim "
-            "with head_dim 64 or 128; got 256 rows for 5 heads");
+            "with head_dim 64 or 128; got 256 for 5 heads");
   QkNorm short_gamma = qk;
   short_gamma.k_weight = vec(0x71000, 32, DType::kBF16);
-  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, short_gamma); }),
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, short_gamma); }),
             "coda::ops::linear_qknorm_rope: qk_norm.k_weight: dim 0 must equal the matching dim = 64; "
             "got bf16[32] strides (1)");
   QkNorm no_heads = qk;
   no_heads.kv_heads = 0;
-  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, A, W, pos, freq, no_heads); }),
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, no_heads); }),
             "coda::ops::linear_qknorm_rope: qk_norm.q_heads/kv_heads: must be positive; got 2, 0");
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, bf16(0x80000, 64, 128), A, W, pos, freq, qk); }),
+            "coda::ops::linear_qknorm_rope: Pre: dim 1 must equal N = 256; got bf16[64, 128] "
+            "strides (128, 1)");
 }
 
 TEST(OpsValidation, CrossEntropy) {
@@ -187,6 +191,35 @@ TEST(OpsValidation, RopeBackward) {
             "coda::ops::rope_bwd: dZ: must be dQKV itself (in place) or not overlap it");
   EXPECT_EQ(error_of([&] { rope_bwd(dY, zdz, Y, dY, vec(0x31000, 64, DType::kI64), freq); }),
             "coda::ops::rope_bwd: positions: dtype must be i32; got i64");
+}
+
+TEST(OpsValidation, QkNormRopeBackward) {
+  // 256 columns = (2 + 2·1) heads of 64.
+  const auto pre = bf16(0x10000, 64, 256), dY = bf16(0x20000, 64, 256), dpre = bf16(0x40000, 64, 256);
+  const auto zdz = vec(0x30000, 64, DType::kF32), pos = vec(0x31000, 64, DType::kI32);
+  const auto freq = vec(0x32000, 256, DType::kF32);
+  const QkNorm qk{vec(0x33000, 64, DType::kBF16), vec(0x34000, 64, DType::kBF16), 2, 1};
+  const QkNormGrads dg{vec(0x35000, 64, DType::kF32), vec(0x36000, 64, DType::kF32)};
+  void* ws = reinterpret_cast<void*>(0x50000);
+  const std::size_t bytes = qknorm_rope_bwd_workspace_bytes(64, 64);
+  EXPECT_EQ(bytes, 4u * 2 * 64 * 4) << "4 blocks of 16 rows, ∂γ_q and ∂γ_k";
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, dg, pre, dY, pos, freq, qk, ws, bytes - 4); }),
+            "coda::ops::qknorm_rope_bwd: workspace_bytes: needs qknorm_rope_bwd_workspace_bytes(M, "
+            "head_dim) = 2048; got 2044");
+  QkNorm three_q = qk;
+  three_q.q_heads = 3;
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, dg, pre, dY, pos, freq, three_q, ws, bytes); }),
+            "coda::ops::qknorm_rope_bwd: Pre: columns must be (q_heads + 2·kv_heads) · head_dim with "
+            "head_dim 64 or 128; got 256 for 5 heads");
+  const QkNormGrads bf16_grads{vec(0x35000, 64, DType::kBF16), dg.k_weight};
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, bf16_grads, pre, dY, pos, freq, qk, ws, bytes); }),
+            "coda::ops::qknorm_rope_bwd: dgamma.q_weight: dtype must be f32; got bf16");
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(pre, zdz, dg, pre, dY, pos, freq, qk, ws, bytes); }),
+            "coda::ops::qknorm_rope_bwd: dPre: must not be Pre (dQKV may be overwritten instead)");
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(bf16(0x20000 + 512, 64, 256), zdz, dg, pre, dY, pos, freq, qk, ws, bytes); }),
+            "coda::ops::qknorm_rope_bwd: dPre: must be dQKV itself (in place) or not overlap it");
+  EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, dg, pre, bf16(0x20000, 63, 256), pos, freq, qk, ws, bytes); }),
+            "coda::ops::qknorm_rope_bwd: dQKV: dim 0 must equal M = 64; got bf16[63, 256] strides (256, 1)");
 }
 
 }  // namespace
