@@ -17,6 +17,7 @@
 #include "coda/ops/linear_swiglu.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/ops/weights.hpp"
@@ -236,12 +237,13 @@ bool selected(const std::string& list, const std::string& name) {
 
 }  // namespace
 
-// The RoPE backward (a memory pass, no GEMM): its time and bandwidth over the bytes it must move
-// (read QKV and dQKV, write dZ: 6 bytes per element), interleaved with a device copy of the same
-// read + write volume as the memory speed of light.
-Row measure_rope_bwd(const std::string& shape_name, int m, const Model& model,
-                     const BenchArgs& args, cudaStream_t stream) {
-  const int n = (model.q_heads + 2 * model.kv_heads) * model.head_dim;
+// The RoPE backwards (memory passes, no GEMM): rope_bwd, or qknorm_rope_bwd with op
+// "qknorm_rope_bwd". Their time and bandwidth over the bytes they must move (read the saved
+// QKV / Pre and dQKV, write dZ / dPre: 6 bytes per element), interleaved with a device copy of
+// the same read + write volume as the memory speed of light.
+Row measure_rope_bwd(const std::string& op, const std::string& shape_name, int m,
+                     const Model& model, const BenchArgs& args, cudaStream_t stream) {
+  const int n = (model.q_heads + 2 * model.kv_heads) * model.head_dim, hd = model.head_dim;
   const std::size_t bytes = std::size_t(m) * n * 2;
   const int sets = int(std::max<std::size_t>(1, std::min<std::size_t>(8, (256u << 20) / (3 * bytes))));
   std::vector<DeviceAlloc> y, dy, dz;
@@ -251,24 +253,39 @@ Row measure_rope_bwd(const std::string& shape_name, int m, const Model& model,
       copy_dst(2 * bytes);
   const std::vector<float> t = ops::rope_frequencies(model.q_heads, model.kv_heads, model.head_dim, 500000.0);
   check_cuda(cudaMemcpy(freq.get(), t.data(), t.size() * 4, cudaMemcpyHostToDevice), "freq");
+  // QK-norm: γ (ones), ∂γ, and the workspace.
+  DeviceAlloc gamma(std::size_t(hd) * 2), dgamma(std::size_t(hd) * 8),
+      ws(ops::qknorm_rope_bwd_workspace_bytes(m, hd));
+  const std::vector<std::uint16_t> ones(hd, 0x3f80);
+  check_cuda(cudaMemcpy(gamma.get(), ones.data(), hd * 2, cudaMemcpyHostToDevice), "gamma");
+  const ops::QkNorm qk{vector_view(gamma, hd, DType::kBF16), vector_view(gamma, hd, DType::kBF16),
+                       model.q_heads, model.kv_heads, 1e-6f};
+  const ops::QkNormGrads grads{vector_view(dgamma, hd, DType::kF32),
+                               TensorView::vector(static_cast<float*>(dgamma.get()) + hd, DType::kF32, hd)};
+  const bool qk_norm = op == "qknorm_rope_bwd";
   const std::vector<Timed> v = {
       {"copy", [&](int i) {  // 1.5 × bytes read and written: rope_bwd's 3 × bytes of traffic
          check_cuda(cudaMemcpyAsync(copy_dst.get(), y[i].get(), bytes + bytes / 2,
                                     cudaMemcpyDeviceToDevice, stream), "copy");
        }},
-      {"rope_bwd", [&](int i) {
-         ops::rope_bwd(matrix(dz[i], m, n), vector_view(zdz, m, DType::kF32), matrix(y[i], m, n),
-                       matrix(dy[i], m, n), vector_view(positions, m, DType::kI32),
-                       vector_view(freq, n, DType::kF32), stream);
+      {op, [&](int i) {
+         const TensorView pos = vector_view(positions, m, DType::kI32), fr = vector_view(freq, n, DType::kF32);
+         if (qk_norm)
+           ops::qknorm_rope_bwd(matrix(dz[i], m, n), vector_view(zdz, m, DType::kF32), grads,
+                                matrix(y[i], m, n), matrix(dy[i], m, n), pos, fr, qk, ws.get(),
+                                ops::qknorm_rope_bwd_workspace_bytes(m, hd), stream);
+         else
+           ops::rope_bwd(matrix(dz[i], m, n), vector_view(zdz, m, DType::kF32), matrix(y[i], m, n),
+                         matrix(dy[i], m, n), pos, fr, stream);
        }}};
   std::vector<std::vector<double>> all;
   interleaved_rounds(v, sets, 1, 2, stream, &all);  // warm-up
   interleaved_rounds(v, sets, args.rounds, 10, stream, &all);
   const double ms = median(all[1]), copy_ms = median(all[0]);
-  std::printf("%-22s %-7s %6d×%6d  %.3f ms (%.0f GB/s)  copy of the same traffic %.3f ms\n", "rope_bwd",
+  std::printf("%-22s %-7s %6d×%6d  %.3f ms (%.0f GB/s)  copy of the same traffic %.3f ms\n", op.c_str(),
               shape_name.c_str(), m, n, ms, 3.0 * bytes / ms * 1e-6, copy_ms);
   std::fflush(stdout);
-  return {"rope_bwd", shape_name, m, n, 0, ms, 0.0, 0.0, 0.0, copy_ms};
+  return {op, shape_name, m, n, 0, ms, 0.0, 0.0, 0.0, copy_ms};
 }
 
 // LM head + cross-entropy forward and backward against its three cuBLAS GEMMs (logits, dX, dW)
@@ -344,7 +361,8 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
       add("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, tune_out);
       if (!tune) {
-        if (selected(args.ops, "rope_bwd")) rows.push_back(measure_rope_bwd(md.name, m, md, args, stream));
+        for (const char* op : {"rope_bwd", "qknorm_rope_bwd"})
+          if (selected(args.ops, op)) rows.push_back(measure_rope_bwd(op, md.name, m, md, args, stream));
         if (selected(args.ops, "linear_cross_entropy_fwd_bwd"))
           rows.push_back(measure_ce_fwd_bwd(md.name, m, md, args, handle, stream));
       }

@@ -56,18 +56,44 @@ def rope_bwd(t):
     return torch.cat((dq.reshape(m, heads * hd), dy[:, heads * hd:]), dim=-1), zdz
 
 
-OPS = {"linear_swiglu_bwd": swiglu_bwd, "linear_rmsnorm_bwd": rmsnorm_bwd, "rope_bwd": rope_bwd}
+def qknorm_rope_bwd(t):
+    """Autograd's backward of HF's rotate-half RoPE, then of Qwen3's q_norm / k_norm (fp32
+    statistics) on each Q and K head, V passing through; ∂γ_q, ∂γ_k, and Σ pre·dpre per row."""
+    dy, heads, q_heads, hd = t["dy"], t["heads"], t["q_heads"], t["hd"]
+    m = dy.shape[0]
+    g = dy[:, : heads * hd].view(m, heads, hd)
+    gs = g * t["sin"][:, None, :]
+    a, b = gs.chunk(2, dim=-1)
+    dn = (g * t["cos"][:, None, :] + torch.cat((b, -a), dim=-1)).float()
+    x = t["pre"][:, : heads * hd].view(m, heads, hd).float()
+    r = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    u = x * r
+    gamma = torch.cat((t["gq"].expand(q_heads, hd), t["gk"].expand(heads - q_heads, hd))).float()
+    gw = dn * gamma
+    dx = r * (gw - u * (gw * u).mean(-1, keepdim=True))
+    dgq = (dn[:, :q_heads] * u[:, :q_heads]).sum((0, 1))
+    dgk = (dn[:, q_heads:] * u[:, q_heads:]).sum((0, 1))
+    dpre = torch.cat((dx.to(dy.dtype).reshape(m, heads * hd), dy[:, heads * hd:]), dim=-1)
+    return dpre, dgq, dgk, (t["pre"].float() * dpre.float()).sum(-1)
+
+
+OPS = {"linear_swiglu_bwd": swiglu_bwd, "linear_rmsnorm_bwd": rmsnorm_bwd, "rope_bwd": rope_bwd,
+       "qknorm_rope_bwd": qknorm_rope_bwd}
 COMPILED = {name: torch.compile(fn, dynamic=True) for name, fn in OPS.items()}
 
 
-def inputs(op, m, n, k, heads=0, hd=0):
-    """The GEMM is [M, K] · [K, N] (dgrad); the op's other operands (rope_bwd: no GEMM, [M, N])."""
-    if op == "rope_bwd":
+def inputs(op, m, n, k, heads=0, hd=0, q_heads=0):
+    """The GEMM is [M, K] · [K, N] (dgrad); the op's other operands (the RoPE backwards: no GEMM,
+    [M, N])."""
+    if op in ("rope_bwd", "qknorm_rope_bwd"):
         ang = torch.arange(m, device=dev, dtype=torch.float32)[:, None] * (
             500000.0 ** (-torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd))
         ang = torch.cat((ang, ang), dim=-1)
-        return {"y": torch.randn(m, n, device=dev, dtype=dt), "dy": torch.randn(m, n, device=dev, dtype=dt),
-                "cos": ang.cos().to(dt), "sin": ang.sin().to(dt), "heads": heads, "hd": hd}
+        y = "y" if op == "rope_bwd" else "pre"
+        return {y: torch.randn(m, n, device=dev, dtype=dt), "dy": torch.randn(m, n, device=dev, dtype=dt),
+                "cos": ang.cos().to(dt), "sin": ang.sin().to(dt), "heads": heads, "hd": hd,
+                "q_heads": q_heads, "gq": torch.rand(hd, device=dev, dtype=dt) + 0.5,
+                "gk": torch.rand(hd, device=dev, dtype=dt) + 0.5}
     if op == "linear_swiglu_bwd":  # K = hidden, N = F
         return {"dout": torch.randn(m, k, device=dev, dtype=dt),
                 "w": torch.randn(k, n, device=dev, dtype=dt) / k**0.5,
@@ -78,13 +104,13 @@ def inputs(op, m, n, k, heads=0, hd=0):
             "dx_in": torch.randn(m, n, device=dev, dtype=dt)}
 
 
-def measure(op, shape, m, n, k, rounds, heads=0, hd=0):
+def measure(op, shape, m, n, k, rounds, heads=0, hd=0, q_heads=0):
     sets = max(1, min(8, (256 << 20) // (2 * (m * k + k * n + 4 * m * n))))
-    ts = [inputs(op, m, n, k, heads, hd) for _ in range(sets)]
+    ts = [inputs(op, m, n, k, heads, hd, q_heads) for _ in range(sets)]
     a = "dout" if op == "linear_swiglu_bwd" else "dz"
     variants = {"torch_eager": lambda i: OPS[op](ts[i % sets]),
                 "torch_compile": lambda i: COMPILED[op](ts[i % sets])}
-    if op != "rope_bwd":
+    if op not in ("rope_bwd", "qknorm_rope_bwd"):
         variants["torch_gemm"] = lambda i: ts[i % sets][a] @ ts[i % sets]["w"]
     row = {"name": op, "shape": shape, "mnk": [m, n, k]}
     row.update(interleaved(variants, rounds))
@@ -150,6 +176,9 @@ def main():
             rows.append(measure("linear_rmsnorm_bwd", name, a.tokens, h, 2 * ffn, a.rounds))
         if op_chosen("rope_bwd"):
             rows.append(measure("rope_bwd", name, a.tokens, (qh + 2 * kvh) * hd, 0, a.rounds, qh + kvh, hd))
+        if op_chosen("qknorm_rope_bwd"):
+            rows.append(measure("qknorm_rope_bwd", name, a.tokens, (qh + 2 * kvh) * hd, 0, a.rounds,
+                                qh + kvh, hd, qh))
         if op_chosen("linear_cross_entropy_fwd_bwd"):
             rows.append(ce_fwd_bwd(name, a.tokens, h, a.rounds))
     for s in (2048, 4096, 8192):
