@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kWarps * 32) qknorm_rope_bwd_kernel(BwdArgs a)
     const int row = blockIdx.x * kRowsPerBlock + i * kWarps + warp;
     if (row >= a.rows) break;  // warp-uniform
     const std::int32_t position = a.positions[row];
-    float zdz = 0.0f;
+    double zdz = 0.0;  // ⟨pre, dpre⟩ in double (free here): rounded once, to fp32
     for (int c0 = 0; c0 < a.cols; c0 += kChunk) {
       const int col = c0 + 4 * lane;
       const bool in = col < a.cols, qk = in && col < a.qk_cols, is_q = col < a.q_cols;
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kWarps * 32) qknorm_rope_bwd_kernel(BwdArgs a)
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
         dp[t] = qk ? r * (gamma[t] * dn[t] - p_hat[t] * mean_dot) : g[t];
-        zdz = fmaf(p[t], dp[t], zdz);
+        zdz += double(p[t]) * double(dp[t]);
       }
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kWarps * 32) qknorm_rope_bwd_kernel(BwdArgs a)
       if (qk || (in && a.dpre != a.dy)) store4(a.dpre + row * a.dpre_stride + col, dp);
     }
     for (int mask = 16; mask > 0; mask /= 2) zdz += __shfl_xor_sync(0xffffffffu, zdz, mask);
-    if (lane == 0) a.zdz[row] = zdz;
+    if (lane == 0) a.zdz[row] = float(zdz);
   }
 
   // The block's ∂γ: lanes holding the same γ columns (head_dim 64: l and l + 16), then warps,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // rope_bwd: one warp per row; lane l takes the column pairs l, l + 32, ... (4-byte bf16x2 loads, a
-// warp reads 128 contiguous bytes), sums y · dy in fp32 and the warp combines in a fixed order.
+// warp reads 128 contiguous bytes), sums y · dy in double (free in a memory-bound pass) and the
+// warp combines in a fixed order.
 #include <cuda_bf16.h>
 
 #include <string>
@@ -29,18 +30,18 @@ __global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const std::int32_t position = positions[row];
-  float sum = 0.0f;
+  double sum = 0.0;  // bf16 · bf16 is exact in fp32; summed in double, zdz is correctly rounded
   for (int j = lane; j < pairs; j += 32) {
     const float2 yv = __bfloat1622float2(y[row * y_stride + j]);
     const float2 g = __bfloat1622float2(dy[row * dy_stride + j]);
-    sum = fmaf(yv.x, g.x, fmaf(yv.y, g.y, sum));
+    sum += double(yv.x * g.x) + double(yv.y * g.y);
     float s, c;
     epilogue::rope_sincos(position, frequencies[j], s, c);
     // R(θ)ᵀ = R(−θ): (g0 cos θ + g1 sin θ, −g0 sin θ + g1 cos θ)
     dz[row * dz_stride + j] = __floats2bfloat162_rn(g.x * c + g.y * s, g.y * c - g.x * s);
   }
   for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  if (lane == 0) zdz[row] = sum;
+  if (lane == 0) zdz[row] = float(sum);
 }
 
 }  // namespace

@@ -83,4 +83,21 @@ inline ::testing::AssertionResult meets_contract(const std::vector<double>& out,
                                        << " > tolerance " << tolerance;
 }
 
+// The contract for an fp32 output (a row reduction): a framework's fp32 result is itself rounded
+// to fp32, so its error is taken as at least that rounding's, |float(ref) − ref|. Without this, a
+// single row (M = 1) whose framework sum happens to land within a fraction of an ulp would hold
+// even a correctly rounded result to a tolerance below half an ulp.
+inline ::testing::AssertionResult meets_contract_f32(const std::vector<double>& out,
+                                                    const std::vector<double>& ref,
+                                                    const std::vector<double>& framework,
+                                                    const char* what) {
+  std::vector<double> floored(framework);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double rounding = std::abs(double(float(ref[i])) - ref[i]);
+    if (std::abs(framework[i] - ref[i]) < rounding)
+      floored[i] = ref[i] + (framework[i] >= ref[i] ? rounding : -rounding);
+  }
+  return meets_contract(out, ref, floored, what);
+}
+
 }  // namespace coda::testing
