@@ -55,39 +55,27 @@ if [ "$mode" = all ] || [ "$mode" = epilogue ]; then
   sed -n '/^| family/,$p' "$out/bench_epilogue.log"
   grep -E "ERROR|coda-bench:" "$out/bench_epilogue.log" || true
 fi
-if [ "$mode" = all ] || [ "$mode" = ops ]; then
+# One pass of the ops benchmark (fwd or bwd): coda-bench, then the unfused stock-PyTorch
+# baselines in the same call, joined into ops_<pass>.json.
+run_ops() {
+  local pass=$1
   # shellcheck disable=SC2086
-  "$bin/coda-bench" ops --json "$out/ops_fwd_coda.json" ${BENCH_ARGS:-} > "$out/bench_ops.log" 2>&1 \
-    || status=1
-  grep -E "ERROR|coda-bench:" "$out/bench_ops.log" || true
-  # The unfused stock-PyTorch baselines in the same call, joined into ops_fwd.json.
+  "$bin/coda-bench" ops "--$pass" --json "$out/ops_${pass}_coda.json" ${BENCH_ARGS:-} \
+    > "$out/bench_ops_$pass.log" 2>&1 || status=1
+  grep -E "ERROR|coda-bench:" "$out/bench_ops_$pass.log" || true
   if python3 -c "import torch" 2> /dev/null; then
     # shellcheck disable=SC2086
-    python3 bench/torch_ops_fwd.py --json "$out/torch_ops_fwd.json" ${BENCH_ARGS:-} \
-      > "$out/torch_ops.log" 2>&1 || status=1
-    python3 scripts/merge_ops_json.py "$out/ops_fwd_coda.json" "$out/torch_ops_fwd.json" \
-      > "$out/ops_fwd.json" 2> "$out/ops_table.md" || status=1
-    cat "$out/ops_table.md"
+    python3 "bench/torch_ops_$pass.py" --json "$out/torch_ops_$pass.json" ${BENCH_ARGS:-} \
+      > "$out/torch_ops_$pass.log" 2>&1 || status=1
+    python3 scripts/merge_ops_json.py "$out/ops_${pass}_coda.json" "$out/torch_ops_$pass.json" \
+      > "$out/ops_$pass.json" 2> "$out/ops_${pass}_table.md" || status=1
+    cat "$out/ops_${pass}_table.md"
   else
-    sed -n '/^| op/,$p' "$out/bench_ops.log"
+    sed -n '/^| op/,$p' "$out/bench_ops_$pass.log"
   fi
-fi
-if [ "$mode" = all ] || [ "$mode" = ops-bwd ]; then
-  # shellcheck disable=SC2086
-  "$bin/coda-bench" ops --bwd --json "$out/ops_bwd_coda.json" ${BENCH_ARGS:-} \
-    > "$out/bench_ops_bwd.log" 2>&1 || status=1
-  grep -E "ERROR|coda-bench:" "$out/bench_ops_bwd.log" || true
-  if python3 -c "import torch" 2> /dev/null; then
-    # shellcheck disable=SC2086
-    python3 bench/torch_ops_bwd.py --json "$out/torch_ops_bwd.json" ${BENCH_ARGS:-} \
-      > "$out/torch_ops_bwd.log" 2>&1 || status=1
-    python3 scripts/merge_ops_json.py "$out/ops_bwd_coda.json" "$out/torch_ops_bwd.json" \
-      > "$out/ops_bwd.json" 2> "$out/ops_bwd_table.md" || status=1
-    cat "$out/ops_bwd_table.md"
-  else
-    sed -n '/^| op/,$p' "$out/bench_ops_bwd.log"
-  fi
-fi
+}
+if [ "$mode" = all ] || [ "$mode" = ops ]; then run_ops fwd; fi
+if [ "$mode" = all ] || [ "$mode" = ops-bwd ]; then run_ops bwd; fi
 if [ "$mode" = tune ]; then
   # shellcheck disable=SC2086
   "$bin/coda-bench" tune --table-out "$out/kernel_table.inc" ${BENCH_ARGS:-} \

@@ -28,10 +28,7 @@ constexpr int kReduceThreads = 1024;
 
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
 
-// Workspace: [partials: tiles × padded floats, for any program config][target logits: M floats].
-std::int64_t partial_floats(std::int64_t m, std::int64_t v) {
-  return (v + 127) / 128 * round_up(m, 256);
-}
+// Workspace: [lse partials for any program config][target logits: M floats][valid: M floats].
 
 // One thread per row: lse from the tile partials, then the row's loss (NaN for a target out of
 // range; 0 and not counted for ignore_index). row_loss may alias target_logit (same index).
@@ -229,7 +226,9 @@ Shape check_inputs(const ArgCheck& check, const TensorView& loss, const TensorVi
 }  // namespace
 
 std::size_t linear_cross_entropy_workspace_bytes(std::int64_t m, std::int64_t v) {
-  return static_cast<std::size_t>(partial_floats(m, v) + 2 * round_up(m, 4)) * sizeof(float);
+  return static_cast<std::size_t>(epilogue::per_row_partial_floats_any_config(m, v) +
+                                  2 * round_up(m, 4)) *
+         sizeof(float);
 }
 
 void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const TensorView& X,
@@ -253,7 +252,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   const epilogue::PartialLayout layout =
       epilogue::per_row_partial_layout(choice.config, static_cast<int>(m), static_cast<int>(v));
   float* partials = static_cast<float*>(workspace);
-  float* target_logits = partials + partial_floats(m, v);
+  float* target_logits = partials + epilogue::per_row_partial_floats_any_config(m, v);
   float* valid = target_logits + round_up(m, 4);
 
   epilogue::CrossEntropyLossParams p;

@@ -15,15 +15,10 @@ namespace coda::ops {
 
 namespace {
 constexpr const char* kWhere = "coda::ops::linear_rmsnorm_bwd";
-
-// Per-col partials for any program config: ceil(M / 128) tiles of D padded to 256.
-std::int64_t partial_floats(std::int64_t m, std::int64_t d) {
-  return (m + 127) / 128 * ((d + 255) / 256 * 256);
-}
 }  // namespace
 
 std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
-  return static_cast<std::size_t>(partial_floats(m, d)) * sizeof(float);
+  return static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) * sizeof(float);
 }
 
 void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView& N,

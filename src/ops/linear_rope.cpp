@@ -104,8 +104,8 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
     return;
   }
   detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
-  epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}},
-                                       choice, stream);
+  epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}}, choice,
+                                       stream);
 }
 
 }  // namespace coda::ops

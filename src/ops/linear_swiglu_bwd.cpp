@@ -15,15 +15,10 @@ namespace coda::ops {
 
 namespace {
 constexpr const char* kWhere = "coda::ops::linear_swiglu_bwd";
-
-// Partials for any program config: one per (row padded to 256, 128-column tile).
-std::int64_t partial_floats(std::int64_t m, std::int64_t ffn) {
-  return (ffn + 127) / 128 * ((m + 255) / 256 * 256);
-}
 }  // namespace
 
 std::size_t linear_swiglu_bwd_workspace_bytes(std::int64_t m, std::int64_t ffn) {
-  return static_cast<std::size_t>(partial_floats(m, ffn)) * sizeof(float);
+  return static_cast<std::size_t>(epilogue::per_row_partial_floats_any_config(m, ffn)) * sizeof(float);
 }
 
 void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorView& zdz,

@@ -49,12 +49,13 @@ void require_workspace(const ArgCheck& check, const void* workspace, std::size_t
                "; got " + std::to_string(bytes));
 }
 
-void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out, const char* out_name,
-                                  const TensorView& in, const char* in_name) {
+void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out,
+                                  const char* out_name, const TensorView& in, const char* in_name) {
   auto begin = [](const TensorView& t) { return static_cast<const char*>(t.data); };
   auto end = [&](const TensorView& t) { return begin(t) + t.shape[0] * t.stride[0] * 2; };
   if (out.data != in.data && begin(out) < end(in) && begin(in) < end(out))
-    check.fail(std::string(out_name) + ": must be " + in_name + " itself (in place) or not overlap it");
+    check.fail(std::string(out_name) + ": must be " + in_name +
+               " itself (in place) or not overlap it");
 }
 
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,

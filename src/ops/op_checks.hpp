@@ -28,8 +28,8 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);
 // `out` is `in` itself (in place) or does not overlap it (rows × row stride of bf16 each).
-void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out, const char* out_name,
-                                  const TensorView& in, const char* in_name);
+void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out,
+                                  const char* out_name, const TensorView& in, const char* in_name);
 // The per-head norm of an N-column fused QKV: heads positive, N = (q_heads + 2·kv_heads) ·
 // head_dim with head_dim 64 or 128, γ_q and γ_k bf16 [head_dim], eps >= 0. Returns head_dim.
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,

@@ -236,8 +236,10 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
             qk_norm.q_heads * hd,
             (qk_norm.q_heads + qk_norm.kv_heads) * hd,
             qk_norm.eps};
-  if (hd == 64) qknorm_rope_bwd_kernel<64><<<blocks, kWarps * 32, 0, stream>>>(a);
-  else qknorm_rope_bwd_kernel<128><<<blocks, kWarps * 32, 0, stream>>>(a);
+  if (hd == 64)
+    qknorm_rope_bwd_kernel<64><<<blocks, kWarps * 32, 0, stream>>>(a);
+  else
+    qknorm_rope_bwd_kernel<128><<<blocks, kWarps * 32, 0, stream>>>(a);
   dgamma_reduce_kernel<<<(2 * hd + 31) / 32, kWarps * 32, 0, stream>>>(
       static_cast<const float*>(workspace), blocks, hd, static_cast<float*>(dgamma.q_weight.data),
       static_cast<float*>(dgamma.k_weight.data), dgamma.accumulate);

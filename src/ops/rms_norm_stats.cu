@@ -5,6 +5,7 @@
 #include <string>
 
 #include "coda/device_check.hpp"
+#include "coda/epilogue/merge.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
@@ -37,9 +38,7 @@ __global__ void rms_norm_stats_kernel(const __nv_bfloat16* x, std::int64_t x_str
 }  // namespace
 
 std::int64_t norm_stats_floats(std::int64_t m, std::int64_t n) {
-  // The smallest tile N (128) gives the most tiles; the largest tile M (256) the most padding.
-  const std::int64_t tiles = (n + 127) / 128;
-  return tiles * ((m + 255) / 256 * 256);
+  return epilogue::per_row_partial_floats_any_config(m, n);
 }
 
 void rms_norm_stats(const TensorView& H, RowNormStats& stats, const TensorView& X,

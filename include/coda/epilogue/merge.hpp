@@ -23,6 +23,16 @@ struct PartialLayout {
 PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
 
+// The floats per-row (per-col) partials of an M×N output need under any kernel config: the most
+// tiles (the smallest tile, 128) times the most padding (to the largest tile, 256). What a
+// workspace sized before the kernel is chosen must hold.
+inline std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
+  return (n + 127) / 128 * ((m + 255) / 256 * 256);
+}
+inline std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
+  return (m + 127) / 128 * ((n + 255) / 256 * 256);
+}
+
 // out[i] = Σ_t partials[t·padded + i] for i < count (fp32, tile order).
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,
                         cudaStream_t stream = nullptr);
