@@ -380,8 +380,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     add("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
-    if (!tune)  // same kernel table as without Pre
-      add("linear_rmsnorm_qknorm_rope_save_pre", md.name, m, qkv, md.hidden, md);
+    add("linear_rmsnorm_qknorm_rope_save_pre", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_cross_entropy", md.name, m, 128256, md.hidden, md, tune_out);
   }
   for (int s : {2048, 4096, 8192}) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "coda/ops/linear_rope.hpp"
 
+#include <string>
+
 #include "coda/epilogue/program_launchers.hpp"
 #include "op_checks.hpp"
 
@@ -28,6 +30,19 @@ Shape check_rope(const ArgCheck& check, const TensorView& QKV, const TensorView&
 epilogue::RopeRotateParams rope_params(const TensorView& positions, const TensorView& frequencies) {
   return {static_cast<const std::int32_t*>(positions.data),
           static_cast<const epilogue::RopeFrequency*>(frequencies.data)};
+}
+
+// The kernel for a QK-norm op: its tuned row; when `Pre` is saved, the `<op>_save_pre` row, else
+// the same kernel in Pingpong: under Cooperative the Pre tile's store stages (a 128 × 128 subtile)
+// leave the mainloop two stages.
+gemm::KernelChoice qk_norm_choice(const ArgCheck& check, const std::string& op, bool save_pre,
+                                  const Shape& s, const OpOptions& options) {
+  const gemm::KernelChoice base = detail::program_choice(check, op.c_str(), s.m, s.n, s.k, options);
+  if (!save_pre) return base;
+  gemm::KernelChoice pingpong = base;
+  pingpong.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
+  return detail::program_choice(check, (op + "_save_pre").c_str(), s.m, s.n, s.k, options,
+                                &pingpong);
 }
 
 epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& qk, std::int64_t n,
@@ -76,7 +91,7 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
   const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_qknorm_rope", s.m, s.n, s.k, options);
+      qk_norm_choice(check, "linear_qknorm_rope", Pre.data != nullptr, s, options);
   if (Pre.data == nullptr) {
     epilogue::qk_norm_rope(QKV, A, W_qkv, qk, choice, stream);
     return;
@@ -98,7 +113,7 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
   const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_rmsnorm_qknorm_rope", s.m, s.n, s.k, options);
+      qk_norm_choice(check, "linear_rmsnorm_qknorm_rope", Pre.data != nullptr, s, options);
   if (Pre.data == nullptr) {
     epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, choice, stream);
     return;
