@@ -124,7 +124,7 @@ void silu_mul_backward(const Matrix& gate, const Matrix& up, const Matrix& dy, M
   auto r = [&](double v) { return framework ? double(round_to_bf16(float(v))) : v; };
   for (std::size_t i = 0; i < gate.v.size(); ++i) {
     const double g = gate.v[i], sig = 1.0 / (1.0 + std::exp(-g));
-    const double s = r(g * sig);           // silu(g), a bf16 tensor in the framework
+    const double s = r(g * sig);             // silu(g), a bf16 tensor in the framework
     const double ds = r(dy.v[i] * up.v[i]);  // ∂silu
     dup->v[i] = r(dy.v[i] * s);
     dgate->v[i] = r(ds * sig * (1.0 + g * (1.0 - sig)));

@@ -18,7 +18,8 @@ constexpr const char* kWhere = "coda::ops::linear_rmsnorm_bwd";
 }  // namespace
 
 std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
-  return static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) * sizeof(float);
+  return static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) *
+         sizeof(float);
 }
 
 void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView& N,

@@ -18,7 +18,8 @@ constexpr const char* kWhere = "coda::ops::linear_swiglu_bwd";
 }  // namespace
 
 std::size_t linear_swiglu_bwd_workspace_bytes(std::int64_t m, std::int64_t ffn) {
-  return static_cast<std::size_t>(epilogue::per_row_partial_floats_any_config(m, ffn)) * sizeof(float);
+  return static_cast<std::size_t>(epilogue::per_row_partial_floats_any_config(m, ffn)) *
+         sizeof(float);
 }
 
 void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorView& zdz,

@@ -19,7 +19,8 @@ struct PartialLayout {
 };
 
 // Per-row partials of an M×N output computed with `config`: tiles = ceil(N / tile_N),
-// padded = round_up(M, tile_M). Per-col partials: tiles = ceil(M / tile_M), padded = round_up(N, tile_N).
+// padded = round_up(M, tile_M). Per-col partials: tiles = ceil(M / tile_M), padded = round_up(N,
+// tile_N).
 PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
 
