@@ -2,21 +2,39 @@
 // EpilogueContext: what an epilogue program may know about the kernel it runs in (device-side).
 #pragma once
 
+#include <type_traits>
+
 #include <cutlass/epilogue/collective/collective_builder.hpp>
 
 namespace coda::epilogue {
 
+// The builder's descriptor with the epilogue's load-pipeline depth (StagesC) replaced: what
+// CUTLASS's AuxLoadDescriptor reads for a tile load's stage count. gemm::GemmKernel gives the
+// collective's dispatch policy the same StagesC (a load node with fewer stages than the pipeline
+// would have its buffers overwritten while still live).
+template <class Base, int StagesC_>
+struct DescriptorWithStagesC : Base {
+  static constexpr int StagesC = StagesC_;
+  using DispatchPolicy = cutlass::epilogue::Sm90TmaWarpSpecialized<
+      StagesC_, Base::DispatchPolicy::StagesD, Base::DispatchPolicy::FragmentSize,
+      Base::DispatchPolicy::ReuseSmemC, Base::DispatchPolicy::DelayTmaStore>;
+};
+
 // Handed by gemm::GemmKernel to Program::Callbacks<Ctx>. Primitives that own shared memory or TMA
 // descriptors (tile loads and stores) take their stage counts and smem layouts from `Descriptor`,
-// exactly as CUTLASS's own builder does for its fused epilogues.
-template <class TileShape_, class EpilogueTile_, class ElementD_, class EpilogueSchedule_>
+// exactly as CUTLASS's own builder does for its fused epilogues. LoadStages_ > 0 overrides the
+// load stages (gemm/kernel.hpp says when).
+template <class TileShape_, class EpilogueTile_, class ElementD_, class EpilogueSchedule_,
+          int LoadStages_ = 0>
 struct EpilogueContext {
   using TileShape = TileShape_;        // CTA tile (M, N, K)
   using EpilogueTile = EpilogueTile_;  // subtile visited per step (EPI_M, EPI_N)
   using ElementD = ElementD_;
   using Schedule = EpilogueSchedule_;
-  using Descriptor = cutlass::epilogue::collective::detail::EpilogueDescriptor<
+  using BuilderDescriptor = cutlass::epilogue::collective::detail::EpilogueDescriptor<
       TileShape, EpilogueTile, void, ElementD, Schedule>;
+  using Descriptor = std::conditional_t<LoadStages_ == 0, BuilderDescriptor,
+                                        DescriptorWithStagesC<BuilderDescriptor, LoadStages_>>;
 };
 
 }  // namespace coda::epilogue

@@ -141,6 +141,8 @@ struct RopeRotate {
 // three nodes, and the side output needs the accumulator beside them.
 struct SwiGluPairsGrad {
   using Params = SwiGluPairsGradParams;
+  // The Z tile is 32-bit: 2 load stages (32 KB) under Cooperative leave the mainloop 3 (gemm/kernel.hpp).
+  static constexpr int kCooperativeEpilogueLoadStages = 2;
   template <class Ctx>
   using Callbacks = Dag<Edges<From<>, From<>, From<1>, From<1>, From<0, 2, 3>, From<0, 2, 3>,
                               From<4, 5>, From<6>, From<2, 3>>,
@@ -165,6 +167,7 @@ struct SwiGluPairsGrad {
 // layout (dY = dOut · W_down).
 struct SwiGluBwd {
   using Params = SwiGluBwdParams;
+  static constexpr int kCooperativeEpilogueLoadStages = SwiGluPairsGrad::kCooperativeEpilogueLoadStages;
   template <class Ctx>
   using Callbacks =
       Dag<Edges<From<>, From<>, From<1>, From<1>, From<0, 2, 3>, From<0, 2, 3>, From<4, 5>,

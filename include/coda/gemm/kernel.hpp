@@ -14,8 +14,9 @@
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
 // the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
-// `static constexpr int kEpilogueTileN = ...;`. The epilogue is built first, and the mainloop gets the
-// shared memory it leaves.
+// `static constexpr int kEpilogueTileN = ...;` and cap the epilogue's load stages under the
+// Cooperative schedule with `static constexpr int kCooperativeEpilogueLoadStages = ...;`. The
+// epilogue is built first, and the mainloop gets the shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -86,6 +87,33 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
       CopyAtomC, R2R>;
 };
 
+// The epilogue's load stages for Program under Schedule: Program::kCooperativeEpilogueLoadStages
+// under the Cooperative schedule when declared (its 128-row subtile doubles the bytes per load
+// stage: a 32-bit tile's default 4 stages take 64 KB and leave the mainloop 2 stages); else 0,
+// the builder's count.
+template <class Program, class Schedule, class = void>
+struct EpilogueLoadStagesOf : std::integral_constant<int, 0> {};
+template <class Program>
+struct EpilogueLoadStagesOf<Program, Cooperative,
+                            std::void_t<decltype(Program::kCooperativeEpilogueLoadStages)>>
+    : std::integral_constant<int, Program::kCooperativeEpilogueLoadStages> {};
+
+// The collective with its load-pipeline depth (the dispatch policy's StagesC) set to StagesC; 0
+// keeps the builder's. C is void here, so the policy never reuses C's shared memory for D.
+template <class Collective, int StagesC>
+struct WithLoadStages {
+  using type = Collective;
+};
+template <int SC, int SD, int F, bool Reuse, bool Delay, class... Rest, int StagesC>
+struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
+                          cutlass::epilogue::Sm90TmaWarpSpecialized<SC, SD, F, Reuse, Delay>, Rest...>,
+                      StagesC> {
+  static_assert(StagesC == 0 || !Reuse, "the load-stage override needs ReuseSmemC off");
+  using type = cutlass::epilogue::collective::CollectiveEpilogue<
+      cutlass::epilogue::Sm90TmaWarpSpecialized<(StagesC == 0 ? SC : StagesC), SD, F, Reuse, Delay>,
+      Rest...>;
+};
+
 // The schedule's epilogue subtile, N widened to Program::kEpilogueTileN when the program declares
 // it (a node that reduces across a head of columns needs the whole head in one subtile).
 template <class Program, class Default, class = void>
@@ -154,8 +182,11 @@ struct GemmKernel {
       typename detail::EpilogueTileOf<Program, typename Tile::Schedule::EpilogueTile>::type;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
-  using EpilogueContext =
-      epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD, typename Tile::Schedule::Epilogue>;
+  static constexpr int kEpilogueLoadStages =
+      detail::EpilogueLoadStagesOf<Program, typename Tile::Schedule>::value;
+  using EpilogueContext = epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD,
+                                                    typename Tile::Schedule::Epilogue,
+                                                    kEpilogueLoadStages>;
   static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
                 "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
                 "that is valid for this kernel's EpilogueContext (see docs/epilogue.md)");
@@ -172,7 +203,11 @@ struct GemmKernel {
                 "kAccumulateIntoD: TMA reduce-add into D is supported for bf16 and fp32 D only");
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
-  using CollectiveEpilogue = typename detail::WithStoreOp<BuiltEpilogue, DStoreOp>::type;
+  using CollectiveEpilogue = typename detail::WithStoreOp<
+      typename detail::WithLoadStages<BuiltEpilogue, kEpilogueLoadStages>::type, DStoreOp>::type;
+  static_assert(CollectiveEpilogue::DispatchPolicy::StagesC ==
+                    EpilogueContext::Descriptor::StagesC,
+                "the epilogue's load nodes and its load pipeline must have the same stage count");
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,

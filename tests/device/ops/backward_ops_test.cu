@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,21 +69,32 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
     const std::vector<double> zdz_fw = row_dot(gate, up, dg_fw, du_fw);
 
     DeviceMatrix d_dout = upload(d_out), d_w = upload(w_down), d_z = upload(interleave(gate, up));
-    DeviceMatrix dz = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
-    DeviceBuffer zdz(s.m * 4), ws(linear_swiglu_bwd_workspace_bytes(s.m, s.ffn));
-    zdz.poison();
-    ws.poison();
-    linear_swiglu_bwd(dz.view(), y.view(), vector_view(zdz, s.m, DType::kF32), d_dout.view(),
-                      d_w.view(), d_z.view(), ws.get(), linear_swiglu_bwd_workspace_bytes(s.m, s.ffn));
-    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    // The op's own kernel choice, then each compiled config forced (Cooperative runs with its
+    // epilogue load stages capped: gemm/kernel.hpp).
+    const std::optional<gemm::KernelChoice> choices[] = {
+        std::nullopt, gemm::KernelChoice{gemm::TileConfig::kCoop128x256Cluster2x1},
+        gemm::KernelChoice{gemm::TileConfig::kPingpong128x128Cluster2x1}};
+    for (const std::optional<gemm::KernelChoice>& choice : choices) {
+      SCOPED_TRACE(choice ? gemm::to_string(choice->config) : std::string("op's choice"));
+      DeviceMatrix dz = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
+      DeviceBuffer zdz(s.m * 4), ws(linear_swiglu_bwd_workspace_bytes(s.m, s.ffn));
+      zdz.poison();
+      ws.poison();
+      OpOptions options;
+      options.choice = choice;
+      linear_swiglu_bwd(dz.view(), y.view(), vector_view(zdz, s.m, DType::kF32), d_dout.view(),
+                        d_w.view(), d_z.view(), ws.get(), linear_swiglu_bwd_workspace_bytes(s.m, s.ffn),
+                        nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
-    bool pad[2];
-    EXPECT_TRUE(meets_contract(download(dz, &pad[0]).v, interleave(dg64, du64).v,
-                               interleave(dg_fw, du_fw).v, "dZ"));
-    EXPECT_TRUE(meets_contract(download(y, &pad[1]).v, y64.v, y_fw.v, "Y recomputed"));
-    const std::vector<float> got = zdz.download<float>();
-    EXPECT_TRUE(meets_contract_f32(std::vector<double>(got.begin(), got.end()), zdz64, zdz_fw, "zdz"));
-    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+      bool pad[2];
+      EXPECT_TRUE(meets_contract(download(dz, &pad[0]).v, interleave(dg64, du64).v,
+                                 interleave(dg_fw, du_fw).v, "dZ"));
+      EXPECT_TRUE(meets_contract(download(y, &pad[1]).v, y64.v, y_fw.v, "Y recomputed"));
+      const std::vector<float> got = zdz.download<float>();
+      EXPECT_TRUE(meets_contract_f32(std::vector<double>(got.begin(), got.end()), zdz64, zdz_fw, "zdz"));
+      for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+    }
   }
 }
 
