@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Merges the rows of a `coda-bench tune-ops` table (e.g. one run with --ops) into
+src/ops/op_table.inc: a row with the same (op, M, N, K) is replaced, a new one appended; the other
+rows stay. Each merged row's comment gets `label` (say which run it came from).
+
+    python3 scripts/merge_op_table.py tuned_op_table.inc "tune-ops --bwd, H200, 1959663"
+"""
+import pathlib
+import re
+import sys
+
+TABLE = pathlib.Path(__file__).resolve().parent.parent / "src" / "ops" / "op_table.inc"
+KEY = re.compile(r'\{"(\w+)", (\d+), (\d+), (\d+),')
+
+
+def main():
+    tuned = [line.rstrip("\n") for line in open(sys.argv[1]) if KEY.match(line)]
+    label = sys.argv[2] if len(sys.argv) > 2 else ""
+    rows = {KEY.match(line).groups(): line + (f" ({label})" if label else "") for line in tuned}
+    out = []
+    for line in TABLE.read_text().split("\n"):
+        m = KEY.match(line)
+        out.append(rows.pop(m.groups()) if m and m.groups() in rows else line)
+    while out and out[-1] == "":
+        out.pop()
+    out.extend(rows.values())
+    TABLE.write_text("\n".join(out) + "\n")
+    print(f"{len(tuned)} rows merged into {TABLE}")
+
+
+if __name__ == "__main__":
+    main()
