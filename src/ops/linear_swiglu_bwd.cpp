@@ -44,9 +44,9 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
                             linear_swiglu_bwd_workspace_bytes(m, ffn),
                             "linear_swiglu_bwd_workspace_bytes(M, F)");
 
-  // The plain dgrad GEMM's raster and swizzle, on Pingpong: its epilogue (a packed tile load and
-  // store) overlaps the other warpgroup's mainloop, and the 32-bit tile leaves Cooperative short of
-  // mainloop stages (bench/RESULTS.md).
+  // The tuned row, else the plain dgrad GEMM's raster and swizzle on Pingpong: its epilogue (a
+  // packed tile load and store) overlaps the other warpgroup's mainloop. Cooperative (2 epilogue
+  // load stages) wins only at some shapes (op_table.inc; bench/RESULTS.md).
   gemm::KernelChoice fallback =
       gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(ffn), int(hidden));
   fallback.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
