@@ -83,6 +83,53 @@ void check_launch(const char* what, const char* where = kWhere) {
   require(err == cudaSuccess, where, std::string(what) + ": " + cudaGetErrorString(err));
 }
 
+// ce.validate_targets: the first row whose target is neither ignore_index nor in [0, vocab).
+constexpr int kNoBadRow = 0x7F7F7F7F;  // a cudaMemsetAsync pattern above any row index
+__global__ void first_bad_target(const void* targets, bool targets_int64, std::int64_t ignore_index,
+                                 int rows, int vocab, int* first) {
+  for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < rows; m += gridDim.x * blockDim.x) {
+    const std::int64_t t = targets_int64 ? static_cast<const std::int64_t*>(targets)[m]
+                                         : static_cast<const std::int32_t*>(targets)[m];
+    if (t != ignore_index && (t < 0 || t >= vocab)) atomicMin(first, m);
+  }
+}
+
+// Throws, naming the first bad row and its target, when ce.validate_targets is set and a target
+// is out of range; before anything of the op is launched. Uses 4 bytes of `scratch` and
+// synchronizes the stream (so not during graph capture).
+void validate_targets(const ArgCheck& check, const TensorView& targets, std::int64_t m,
+                      std::int64_t v, const CrossEntropyOptions& ce, void* scratch,
+                      cudaStream_t stream, const char* where) {
+  if (!ce.validate_targets) return;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  require(cudaStreamIsCapturing(stream, &capture) == cudaSuccess, where, "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone)
+    check.fail("ce.validate_targets: it synchronizes the stream, so not during CUDA graph capture");
+  const bool int64 = targets.dtype == DType::kI64;
+  int* first = static_cast<int*>(scratch);
+  int found = kNoBadRow;
+  cudaError_t err = cudaMemsetAsync(first, 0x7F, sizeof(int), stream);
+  if (err == cudaSuccess) {
+    first_bad_target<<<unsigned(std::min<std::int64_t>((m + 255) / 256, 1024)), 256, 0, stream>>>(
+        targets.data, int64, ce.ignore_index, int(m), int(v), first);
+    err = cudaGetLastError();
+  }
+  if (err == cudaSuccess) err = cudaMemcpyAsync(&found, first, sizeof(int), cudaMemcpyDeviceToHost, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  require(err == cudaSuccess, where, std::string("target check: ") + cudaGetErrorString(err));
+  if (found == kNoBadRow) return;
+  std::int64_t value = 0;
+  std::int32_t value32 = 0;
+  const char* at = static_cast<const char*>(targets.data) + std::int64_t(found) * (int64 ? 8 : 4);
+  err = int64 ? cudaMemcpy(&value, at, 8, cudaMemcpyDeviceToHost)
+              : cudaMemcpy(&value32, at, 4, cudaMemcpyDeviceToHost);
+  require(err == cudaSuccess, where, std::string("target check: ") + cudaGetErrorString(err));
+  if (!int64) value = value32;
+  check.fail("targets: row " + std::to_string(found) + " has target " + std::to_string(value) +
+             ", neither ignore_index (" + std::to_string(ce.ignore_index) + ") nor in [0, V = " +
+             std::to_string(v) + ")");
+}
+
 // One block: the number of targets that are not ignore_index (the mean's denominator), fixed order.
 __global__ void count_targets(const void* targets, bool targets_int64, std::int64_t ignore_index,
                               int rows, float* count) {
@@ -242,6 +289,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_cross_entropy_workspace_bytes(m, v),
                             "linear_cross_entropy_workspace_bytes(M, V)");
+  validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
 
   // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
@@ -346,6 +394,7 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                                   {grads.alpha.data, "grads.alpha"},
                                   {workspace, "workspace"}})
     if (ptr != nullptr) require_device_memory(ptr, X.device, kFwdBwd, name);
+  validate_targets(check, targets, m, v, ce, workspace, stream, kFwdBwd);
 
   if (ce.reduction == Reduction::kMean) {
     count_targets<<<1, kReduceThreads, 0, stream>>>(targets.data, int64_targets, ce.ignore_index,

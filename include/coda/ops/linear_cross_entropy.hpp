@@ -29,13 +29,17 @@ struct CrossEntropyOptions {
   float softcap = 0.0f;  // > 0: logits ← softcap · tanh(logits / softcap) first (Gemma 2); 0: off
   // fwd_bwd only: rows per chunk (a multiple of 128), 0: as many as ~1 GiB of bf16 logits holds.
   std::int64_t chunk_rows = 0;
+  // Check every target first (one small kernel, then a stream synchronize: for debugging, not
+  // during CUDA graph capture) and throw coda::Error naming the first row out of range, before
+  // anything of the op runs. Off: such a row's loss is NaN (the mean with it).
+  bool validate_targets = false;
 };
 
 // Bytes of device scratch linear_cross_entropy needs for M tokens and a vocabulary of V.
 std::size_t linear_cross_entropy_workspace_bytes(std::int64_t m, std::int64_t v);
 
 // X: [M, H] bf16; W: [V, H] bf16 (nn.Linear layout); targets: [M] int32 or int64, each in [0, V)
-// or ignore_index (others are not detectable without a host sync: their loss is NaN);
+// or ignore_index (others give a NaN loss, or coda::Error with ce.validate_targets);
 // loss: fp32, [M] for Reduction::kNone, [1] otherwise; lse: [M] fp32.
 void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const TensorView& X,
                           const TensorView& W, const TensorView& targets,

@@ -7,6 +7,7 @@
 // the input is a float64 intermediate (relative 6e-8, far below the bf16 tolerances).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -22,6 +23,7 @@
 #include "device/device_matrix.hpp"
 #include "device/ops/ops_test_support.hpp"
 #include "device/gemm_oracle.hpp"
+#include "host/test_support.hpp"
 #include "reference/bf16.hpp"
 #include "reference/llama.hpp"
 
@@ -396,6 +398,64 @@ TEST(ForwardOps, CrossEntropyAgainstStandard) {
     } else {
       EXPECT_TRUE(meets_contract({got_mean}, {sum64 / counted}, {sum_fw / counted}, "mean"));
     }
+  }
+}
+
+// ce.validate_targets: a target outside [0, V) that is not ignore_index raises coda::Error naming
+// its row and value before any output is written (int32 and int64, forward and fwd+bwd); valid
+// targets give the same bits as without the check.
+TEST(ForwardOps, CrossEntropyValidatesTargetsOnRequest) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.CrossEntropyValidatesTargetsOnRequest"));
+  const int m = 300, hidden = 264, vocab = 1000;
+  const Matrix x = random_bf16(m, hidden, rng, 1.0), w = random_bf16(vocab, hidden, rng, 0.1);
+  std::vector<std::int64_t> targets(m);
+  std::uniform_int_distribution<std::int64_t> col(0, vocab - 1);
+  for (int r = 0; r < m; ++r) targets[r] = r % 5 == 2 ? -100 : col(rng);
+  DeviceMatrix d_x = upload(x), d_w = upload(w), dx = output(m, hidden);
+  DeviceBuffer t32(m * 4), t64(m * 8), loss(4), loss_checked(4), lse(m * 4),
+      dw(std::size_t(vocab) * hidden * 4);
+  const std::size_t ws_bytes = std::max(linear_cross_entropy_workspace_bytes(m, vocab),
+                                        linear_cross_entropy_fwd_bwd_workspace_bytes(m, vocab));
+  DeviceBuffer ws(ws_bytes);
+  auto upload_targets = [&] {
+    t32.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
+    t64.upload(targets);
+  };
+  upload_targets();
+  CrossEntropyOptions ce, checked;
+  checked.validate_targets = true;
+  const TensorView t32_view = vector_view(t32, m, DType::kI32), t64_view = vector_view(t64, m, DType::kI64);
+  linear_cross_entropy(vector_view(loss, 1, DType::kF32), vector_view(lse, m, DType::kF32), d_x.view(),
+                       d_w.view(), t32_view, ce, ws.get(), ws_bytes);
+  linear_cross_entropy(vector_view(loss_checked, 1, DType::kF32), vector_view(lse, m, DType::kF32),
+                       d_x.view(), d_w.view(), t32_view, checked, ws.get(), ws_bytes);
+  CODA_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(loss_checked.download<float>(), loss.download<float>()) << "valid targets: same bits";
+
+  targets[37] = vocab;  // one past the vocabulary
+  targets[201] = -5;
+  upload_targets();
+  for (const TensorView& t : {t32_view, t64_view}) {
+    SCOPED_TRACE(t.dtype == DType::kI64 ? "int64" : "int32");
+    loss.poison();
+    dx = output(m, hidden);
+    const std::string fwd = testing::error_of([&] {
+      linear_cross_entropy(vector_view(loss, 1, DType::kF32), vector_view(lse, m, DType::kF32),
+                           d_x.view(), d_w.view(), t, checked, ws.get(), ws_bytes);
+    });
+    EXPECT_EQ(fwd, "coda::ops::linear_cross_entropy: targets: row 37 has target 1000, neither "
+                   "ignore_index (-100) nor in [0, V = 1000)");
+    const CrossEntropyGrads grads{dx.view(), TensorView::matrix(dw.get(), DType::kF32, vocab, hidden)};
+    const std::string fwd_bwd = testing::error_of([&] {
+      linear_cross_entropy_fwd_bwd(vector_view(loss, 1, DType::kF32), vector_view(lse, m, DType::kF32),
+                                   grads, d_x.view(), d_w.view(), t, checked, ws.get(), ws_bytes);
+    });
+    EXPECT_EQ(fwd_bwd, "coda::ops::linear_cross_entropy_fwd_bwd: targets: row 37 has target 1000, "
+                       "neither ignore_index (-100) nor in [0, V = 1000)");
+    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(std::isnan(loss.download<float>()[0])) << "nothing written: the loss is still poisoned";
+    bool pad = false;
+    for (double v : download(dx, &pad).v) ASSERT_TRUE(std::isnan(v)) << "nothing written: dX still poisoned";
   }
 }
 
