@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `coda-bench gemm` and `coda-bench tune`: the fixed mainloop against cuBLAS on the Llama-3 GEMMs.
 //
-// Method (DESIGN.md §6, gemm-sweep.md §3): uniform random bf16 operands in >= 2 sets rotated past
+// Method (docs/benchmarks.md §3, §5): uniform random bf16 operands in >= 2 sets rotated past
 // the L2; a sanity check against cuBLAS before timing; warm-up; then interleaved rounds (the
 // variant order alternates), several launches per variant per round, each timed by its own pair
 // of CUDA events. Reported: median ms per variant over all launches, and the median of per-round

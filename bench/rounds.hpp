@@ -83,7 +83,8 @@ inline double median_ratio(const std::vector<double>& num, const std::vector<dou
   return median(r);
 }
 
-// The opening of a results JSON (DESIGN.md §6): commit, date, GPU, command, then `"rows": [`.
+// The opening of a results JSON (docs/benchmarks.md §4): commit, date, GPU, command, then
+// `"rows": [`.
 inline void write_json_header(std::ostream& f, const BenchArgs& args, const char* gpu) {
   f << "{\n  \"commit\": \"" << args.commit << "\",\n  \"date\": \"" << args.date
     << "\",\n  \"gpu\": \"" << gpu << "\",\n  \"command\": \"" << args.command

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The GEMMs of a Llama-3 layer and LM head (DESIGN.md §6), forward and both backward GEMMs.
+// The GEMMs of a Llama-3 layer and LM head (docs/benchmarks.md §1), forward and both backward
+// GEMMs.
 #pragma once
 
 #include <string>

@@ -73,7 +73,7 @@ OperandSets::~OperandSets() {
   }
 }
 
-// Storage (DESIGN.md §3 conventions): X, dY row-major [tokens, features]; W row-major [out, in].
+// Storage (docs/design.md §3): X, dY row-major [tokens, features]; W row-major [out, in].
 // fwd:   A = X [M,K] K-major,            B = W [N,K] K-major
 // dgrad: A = dY [M,K] K-major,           B = Wᵀ: W is [K,N] row-major, so B is N-major
 // wgrad: A = dYᵀ: dY is [K,M], M-major;  B = Xᵀ: X is [K,N], N-major

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Benchmark plumbing: operand sets rotated past the L2, the cuBLAS baseline, per-launch event
-// timing, and the median helpers of DESIGN.md §6.
+// timing, and the median helpers of docs/benchmarks.md §3.
 #pragma once
 
 #include <functional>

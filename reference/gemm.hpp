@@ -24,7 +24,7 @@ std::vector<double> gemm_f64(int m, int n, int k, Strided<double> a, Strided<dou
 std::vector<double> gemm_framework(int m, int n, int k, Strided<float> a, Strided<float> b,
                                    float alpha, bool bf16_out);
 
-// The numerics contract (DESIGN.md §5): the tolerance for an output is
+// The numerics contract (docs/numerics.md): the tolerance for an output is
 // 2 · max |framework − ref64| + 1e-6.
 double contract_tolerance(const std::vector<double>& framework, const std::vector<double>& ref64);
 

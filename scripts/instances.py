@@ -3,7 +3,7 @@
 """The one list of compiled GEMM kernels, and the generator of src/instances/ from it.
 
 Each instance is one translation unit (~40 s and ~3.5 GB of nvcc each), so each must earn its
-place: see shared/research/gemm-sweep.md §5 for why these configs.
+place: see docs/design.md §10 for why these configs.
 
     python3 scripts/instances.py          # (re)write src/instances/
     python3 scripts/instances.py --check  # exit 1 if src/instances/ differs from the list (CI)

@@ -19,7 +19,7 @@ constexpr TableEntry kTable[] = {
 #include "kernel_table.inc"
 };
 
-// Shapes outside the table. The reasons are gemm-sweep.md's (H100, 2026-11-21):
+// Shapes outside the table. The reasons are the H100 sweep's (2026-11-21, docs/design.md §10):
 // - long K against the output (K >= 3·max(M, N)): stream-K fills the tail wave (8B down 1.04);
 // - wide N (N >= 4·M or N >= 16384): walk along M with swizzle 8 so the CTAs in flight share B
 //   tiles in L2 (LM head 0.88 -> 1.00, 8B gate/up 0.94 -> 1.07 in the tune phase);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Device-test helpers for bf16 matrices: upload with NaN row padding, NaN-poisoned outputs,
 // download with a check that nothing past the last 16-byte unit of a row was written, and the
-// numerics contract of DESIGN.md §5 on one output.
+// numerics contract of docs/numerics.md on one output.
 #pragma once
 
 #include <gtest/gtest.h>

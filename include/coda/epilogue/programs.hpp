@@ -191,7 +191,7 @@ struct SwiGluBwd {
   }
 };
 
-// The RMSNorm backward in the consuming linear's dgrad (coda-anchor §2.7): dX → D, N → normed,
+// The RMSNorm backward in the consuming linear's dgrad (docs/ops-math.md §2.7): dX → D, N → normed,
 // ∂w partials. A DAG: G, u and w each feed several nodes.
 struct RmsNormBwd {
   using Params = RmsNormBwdParams;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMSNorm backward's element-wise step (coda-anchor §2.0), as a scalar functor for MapNode:
-// with u = X · r (r = rstd), the norm's output gradient G, its weight w and c = (1/D) Σ_k z · dz
-// (the ⟨z, dz⟩ of the linear that consumed the norm, from that linear's output side):
+// The RMSNorm backward's element-wise step (docs/ops-math.md §2.0), as a scalar functor for
+// MapNode: with u = X · r (r = rstd), the norm's output gradient G, its weight w and
+// c = (1/D) Σ_k z · dz (the ⟨z, dz⟩ of the linear that consumed the norm, from that linear's
+// output side):
 //   dX = r · (G ⊙ w − u · c)
 #pragma once
 

@@ -14,8 +14,8 @@ namespace coda::gemm {
 enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 
 // Tile (M×N, K-block 64), cluster and schedule. Named after what they are; the CUTLASS types behind
-// each name live in gemm/kernel.hpp. Menu from shared/research/gemm-sweep.md §5 (H100, 2026-11-21):
-// these five were finalists on 17/17 Llama-3 shapes.
+// each name live in gemm/kernel.hpp. Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
+// with raster/swizzle per shape, these five were the finalists on 16 of the 17 Llama-3 shapes.
 enum class TileConfig : std::uint8_t {
   kCoop128x256Cluster1x2,
   kCoop128x256Cluster2x1,

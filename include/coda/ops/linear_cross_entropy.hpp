@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The LM head with cross-entropy, forward, loss only (coda-anchor §2.5): logits = X · Wᵀ never
+// The LM head with cross-entropy, forward, loss only (docs/ops-math.md §2.5): logits = X · Wᵀ never
 // leave registers (soft-capped in the epilogue when ce.softcap > 0). The GEMM's epilogue keeps a
 // running log Σ exp per (row, vocabulary tile) and picks out the target logit (OnlineLse); a small
 // kernel merges the tiles and finishes the loss:

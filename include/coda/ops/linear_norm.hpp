@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RMSNorm chain of a Llama block as two GEMM epilogues (coda-anchor §2.0–2.2):
+// The RMSNorm chain of a Llama block as two GEMM epilogues (docs/ops-math.md §2.0–2.2):
 //   RMSNorm(X; w) · Wᵀ = diag(rstd) · ((X ⊙ w) · Wᵀ),   rstd = 1 / sqrt(mean(X²) + eps).
 // The GEMM that produces X also writes H = X ⊙ w and the Σx² partials; the next GEMM runs on H and
 // applies rstd per row in its epilogue. Host-visible; all tensors bf16 unless said, row-major,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The RMSNorm backward fused into the input-gradient GEMM of the linear that consumed the norm
-// (coda-anchor §2.0, §2.7). Forward: u = X · r (r = rstd), N = u ⊙ w, Z = N · Wᵀ (the
+// (docs/ops-math.md §2.0, §2.7). Forward: u = X · r (r = rstd), N = u ⊙ w, Z = N · Wᵀ (the
 // linear_rmsnorm* ops compute it with the norm deferred). Backward, with dZ the gradient of Z:
 //   G  = α · dZ · W                    the dgrad GEMM (α: optional fp32 device scalar, else 1)
 //   dX = r · (G ⊙ w − u · c)           c = zdz / D, zdz[m] = Σ_k Z[m, k] · dZ[m, k]: the consumer's

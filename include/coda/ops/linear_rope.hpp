@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The fused QKV projection with RoPE in the epilogue (coda-anchor §2.4), rotated in place: only the
-// rotated QKV is stored. Pairs are adjacent columns (2j, 2j+1) within each head; for a model with
-// the rotate-half convention (Hugging Face Llama), permute W_q's and W_k's rows per head first
-// (rope_interleave_rows in weights.hpp). With θ = 2π · positions[m] · f[j]:
+// The fused QKV projection with RoPE in the epilogue (docs/ops-math.md §2.4), rotated in place:
+// only the rotated QKV is stored. Pairs are adjacent columns (2j, 2j+1) within each head; for a
+// model with the rotate-half convention (Hugging Face Llama), permute W_q's and W_k's rows per head
+// first (rope_interleave_rows in weights.hpp). With θ = 2π · positions[m] · f[j]:
 //   (q[2j], q[2j+1]) ← (q[2j] cos θ − q[2j+1] sin θ,  q[2j] sin θ + q[2j+1] cos θ)
 //   QKV = RoPE(A · W_qkvᵀ)                     linear_rope
 //   QKV = RoPE(rstd ⊙ (H · W_qkvᵀ))            linear_rmsnorm_rope (H, stats: linear_norm.hpp)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The MLP's first projection with SwiGLU in the epilogue (coda-anchor §2.3). One GEMM over the
+// The MLP's first projection with SwiGLU in the epilogue (docs/ops-math.md §2.3). One GEMM over the
 // gate/up weight interleaved by row (W_gu row 2j = gate row j, row 2j + 1 = up row j:
-// interleave_gate_up in weights.hpp), so output columns (2j, 2j+1) are (g_j, u_j):
+// gate_up_interleave_rows in weights.hpp), so output columns (2j, 2j+1) are (g_j, u_j):
 //   Z = A · W_guᵀ              [M, 2F]  pre-activation, saved for the backward; optional: pass
 //                                       a TensorView with null data and Z is never written
 //                                       (recompute it in the backward; half the output traffic)

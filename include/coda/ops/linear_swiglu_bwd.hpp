@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The SwiGLU backward fused into the MLP down-projection's input-gradient GEMM (coda-anchor §2.6).
+// The SwiGLU backward fused into the MLP down-projection's input-gradient GEMM
+// (docs/ops-math.md §2.6).
 // With the forward Z = [g, u] interleaved by column (linear_swiglu.hpp) and Y = silu(g) · u:
 //   dY = dOut · W_down                      dOut: [M, D], W_down: [D, F] (nn.Linear layout)
 //   Y  = silu(g) · u                        [M, F] recomputed (for ∂W_down = dOutᵀ · Y), so the
 //                                           forward need not keep Y
 //   dZ = (dY · u · silu'(g), dY · silu(g))  [M, 2F] interleaved like Z
 //   zdz[m] = Σ_k Z[m, k] · dZ[m, k]          [M] fp32: the ⟨z, dz⟩ the preceding RMSNorm's
-//                                           backward needs (c = zdz / hidden, coda-anchor §2.0)
+//                                           backward needs (c = zdz / hidden, ops-math §2.0)
 // One GEMM (Z read and dZ written as packed bf16 pairs, one 32-bit element per (g, u)) and one
 // small deterministic merge of zdz's per-tile partials; no host sync. Host-visible; bf16 tensors
 // with contiguous, 16-byte aligned rows.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The QK-norm + RoPE backward as one memory pass (coda-anchor §2.9; the forward is
+// The QK-norm + RoPE backward as one memory pass (docs/ops-math.md §2.9; the forward is
 // linear_qknorm_rope / linear_rmsnorm_qknorm_rope with `Pre` saved). For each Q or K head of
 // width hd of row m, with p = Pre[m, head], r = rsqrt(mean(p²) + eps), p̂ = p · r, γ = γ_q or γ_k
 // and dn = R(θ)ᵀ · dQKV[m, head] (the inverse rotation, θ as in the forward):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RoPE backward as one memory pass (coda-anchor §2.0 and §3.4 step 1). With the forward's
-// rotated output QKV (what linear_rope / linear_rmsnorm_rope stored; adjacent-pair order) and its
-// gradient dQKV:
+// The RoPE backward as one memory pass (docs/ops-math.md §2.0, §2.4; step 1 of the block backward,
+// docs/design.md §9.3). With the forward's rotated output QKV (what linear_rope /
+// linear_rmsnorm_rope stored; adjacent-pair order) and its gradient dQKV:
 //   dZ = R(θ)ᵀ · dQKV on each pair (2j, 2j+1), θ = 2π · positions[m] · f[j]   [M, N] bf16
 //        (V pairs have f = 0 and pass through); dZ may be dQKV itself (in place)
 //   zdz[m] = Σ_k QKV[m, k] · dQKV[m, k]   [M] fp32: ⟨z, dz⟩ of the pre-rotation z, equal because R

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The example programs (include/coda/epilogue/programs.hpp) composed with the fixed
 // mainloop, on ragged shapes (M, N not multiples of the tile, N odd), in a Cooperative and a
-// Pingpong config, against their host twins in float64 with the numerics contract (DESIGN.md §5).
+// Pingpong config, against their host twins in float64 with the numerics contract
+// (docs/numerics.md).
 // Every output is NaN-poisoned first; row padding past the last 16-byte unit must stay untouched.
 #include <gtest/gtest.h>
 

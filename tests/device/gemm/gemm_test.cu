@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // coda::gemm::gemm on the GPU: every compiled kernel, every operand layout, ragged shapes, against
-// the float64 reference with the numerics contract of DESIGN.md §5; NaN-poisoned outputs and
+// the float64 reference with the numerics contract of docs/numerics.md; NaN-poisoned outputs and
 // operand padding; α as a device scalar; CUDA-graph capture; determinism; rejections on device.
 #include <gtest/gtest.h>
 
@@ -24,10 +24,10 @@ using testing::DeviceBuffer;
 
 constexpr std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
 
-// The contract's "framework" (DESIGN.md §5) is the standard unfused computation as a bf16 framework
-// stores it: cuBLAS's bf16 GEMM (fp32 accumulation), its result stored as bf16. That bar is the
-// same for fp32 D, which is strictly more precise than the bf16 tensor a framework keeps; the
-// fp32-accumulation accuracy of fp32 D is measured against cuBLAS in docs/numerics.md.
+// The contract's "framework" (docs/numerics.md) is the standard unfused computation as a bf16
+// framework stores it: cuBLAS's bf16 GEMM (fp32 accumulation), its result stored as bf16. That
+// bar is the same for fp32 D, which is strictly more precise than the bf16 tensor a framework
+// keeps; the fp32-accumulation accuracy of fp32 D is measured against cuBLAS in docs/numerics.md.
 struct Oracle {
   std::vector<double> ref64, framework;
   double tolerance;

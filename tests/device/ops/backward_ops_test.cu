@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The backward ops against the float64 *standard* backward (reference/llama.hpp: separate gate/up
 // halves, hand-derived gradients checked against finite differences in the host tests), under
-// the numerics contract (DESIGN.md §5); the framework model is PyTorch's bf16 autograd. Ragged
+// the numerics contract (docs/numerics.md); the framework model is PyTorch's bf16 autograd. Ragged
 // and Llama-1B widths, M = 1 … 16383, fresh seeds, poisoned outputs.
 #include <gtest/gtest.h>
 

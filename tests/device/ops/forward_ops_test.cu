@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The forward ops against the float64 *standard* Llama computation (reference/llama.hpp: Hugging
 // Face's RMSNorm, separate gate/up, rotate-half RoPE), with weights converted by weights.hpp,
-// under the numerics contract (DESIGN.md §5); the framework model rounds every intermediate to
+// under the numerics contract (docs/numerics.md); the framework model rounds every intermediate to
 // bf16 where a bf16 model stores it. Ragged and Llama-1B widths, M = 1 … 1000, fresh seeds,
 // poisoned outputs. The float64 GEMMs run on the GPU (gemm_ref64) with fp32-rounded inputs where
 // the input is a float64 intermediate (relative 6e-8, far below the bf16 tolerances).

@@ -11,7 +11,8 @@ namespace {
 const OperandLayout kLayouts[] = {OperandLayout::kAkBk, OperandLayout::kAkBn, OperandLayout::kAmBn};
 const DType kOutputs[] = {DType::kBF16, DType::kF32};
 
-// The Llama-3 GEMMs at M = 16384 tokens (DESIGN.md §6), forward (M, N, K) = (tokens, out, in).
+// The Llama-3 GEMMs at M = 16384 tokens (docs/benchmarks.md §1), forward (M, N, K) =
+// (tokens, out, in).
 struct Linear { int out, in; };
 const Linear kLinears[] = {
     {3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}, {128256, 2048},     // 1B

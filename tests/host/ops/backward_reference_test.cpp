@@ -2,7 +2,7 @@
 // The hand-derived backward formulas the backward ops are tested against, checked in float64:
 // against central finite differences of the standard forward, against the interleaved (packed)
 // form the fused epilogue computes, and the ⟨z, dz⟩ identity that lets an RMSNorm backward take
-// its per-row scalar from the next op's backward (coda-anchor §2.0).
+// its per-row scalar from the next op's backward (docs/ops-math.md §2.0).
 #include <gtest/gtest.h>
 
 #include <algorithm>
