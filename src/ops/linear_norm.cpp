@@ -46,6 +46,15 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   stats.width = int(s.n);
 }
 
+epilogue::PartialLayout linear_residual_rms_stats_layout(std::int64_t m, std::int64_t n,
+                                                         std::int64_t k) {
+  const ArgCheck check("coda::ops::linear_residual_rms_stats_layout");
+  if (m <= 0 || n <= 0 || k <= 0) check.fail("m, n, k: must be positive");
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_residual_rms", m, n, k, OpOptions{});
+  return epilogue::per_row_partial_layout(choice.config, int(m), int(n));
+}
+
 void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& W,
                     const RowNormStats& stats, float eps, cudaStream_t stream,
                     const OpOptions& options) {

@@ -32,4 +32,11 @@ std::int64_t norm_stats_floats(std::int64_t m, std::int64_t n);
 void rms_norm_stats(const TensorView& H, RowNormStats& stats, const TensorView& X,
                     const TensorView& norm_weight, cudaStream_t stream = nullptr);
 
+// The layout linear_residual_rms leaves in `stats` at M × N × K with default options (its kernel
+// is a pure function of the shape), so a consumer can rebuild a RowNormStats from the buffer alone
+// — what the Python package does, whose tensors carry no host-side layout. rms_norm_stats leaves
+// {1, M}.
+epilogue::PartialLayout linear_residual_rms_stats_layout(std::int64_t m, std::int64_t n,
+                                                         std::int64_t k);
+
 }  // namespace coda::ops

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Dispatch: `python -m coda.bench <benchmark> [args]`; `<benchmark> --help` lists its arguments."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = {"layer": "coda.bench.layer"}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in BENCHMARKS:
+        print(f"usage: python -m coda.bench {{{','.join(BENCHMARKS)}}} [args]", file=sys.stderr)
+        return 2
+    return importlib.import_module(BENCHMARKS[argv[0]]).main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Timing for the Python benchmarks: a per-device stopwatch and interleaved rounds.
+
+Why interleaved: clocks, temperature and neighbours drift during a run, so every variant is timed in
+every round (round r starts at variant r mod n, the order rotated), each round keeps each variant's
+median iteration, and the result is the median over rounds -- the method of bench/RESULTS.md.
+
+On a GPU a region is timed by its own pair of CUDA events (GPU time between them, read after one
+synchronize per block of iterations); on the CPU, where events do not exist, by time.perf_counter
+around the region (synchronize is then a no-op).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+
+class Stopwatch:
+    """Times code regions on one device; `collect_ms` returns and forgets the regions timed so far."""
+
+    def __init__(self, device: torch.device):
+        self.uses_cuda_events = device.type == "cuda"
+        self._pending: list[tuple[object, object]] = []
+
+    def synchronize(self) -> None:
+        if self.uses_cuda_events:
+            torch.cuda.synchronize()
+
+    @contextmanager
+    def region(self) -> Iterator[None]:
+        if self.uses_cuda_events:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            yield
+            end.record()
+        else:
+            start = time.perf_counter()
+            yield
+            end = time.perf_counter()
+        self._pending.append((start, end))
+
+    def collect_ms(self) -> list[float]:
+        self.synchronize()
+        if self.uses_cuda_events:
+            times = [start.elapsed_time(end) for start, end in self._pending]
+        else:
+            times = [(end - start) * 1e3 for start, end in self._pending]
+        self._pending.clear()
+        return times
+
+
+# One timed iteration: untimed setup, then the measured work inside `with watch.region():`.
+Step = Callable[[Stopwatch], None]
+
+
+@dataclass
+class RoundsResult:
+    """Per variant: the median iteration time of each round (ms), or why it stopped."""
+
+    round_medians_ms: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def median_ms(self, name: str) -> float | None:
+        rounds = self.round_medians_ms.get(name)
+        return statistics.median(rounds) if rounds and name not in self.errors else None
+
+
+def describe_error(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".strip()
+
+
+def interleaved_rounds(steps: Mapping[str, Step], watch: Stopwatch, *, rounds: int, iters: int,
+                       warmup: int) -> RoundsResult:
+    """Warm every step up, then run `rounds` rounds of `iters` timed iterations of every step.
+
+    A step that raises is recorded in `errors` and left out of the remaining rounds; the others go on.
+    """
+    result = RoundsResult()
+    live = []
+    for name, step in steps.items():
+        try:
+            for _ in range(warmup):
+                step(watch)
+            watch.collect_ms()
+            live.append(name)
+        except Exception as error:  # noqa: BLE001 - one failing variant must not stop the others
+            result.errors[name] = describe_error(error)
+            watch.collect_ms()
+    for round_index in range(rounds):
+        order = live[round_index % len(live):] + live[: round_index % len(live)] if live else []
+        for name in order:
+            if name in result.errors:
+                continue
+            try:
+                watch.synchronize()
+                for _ in range(iters):
+                    steps[name](watch)
+                times = watch.collect_ms()
+                result.round_medians_ms.setdefault(name, []).append(statistics.median(times))
+            except Exception as error:  # noqa: BLE001
+                result.errors[name] = describe_error(error)
+                watch.collect_ms()
+    return result

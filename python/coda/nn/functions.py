@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The Llama block's fused groups as autograd Functions, forward and backward through the CODA ops
+(docs/design.md, "the block schedule"). Between the groups run attention (SDPA or FlexAttention,
+differentiated by PyTorch) and the residual sums autograd already makes.
+
+The residual stream travels as (x, h, stats): x the stream, h = x ⊙ w of the norm that consumes
+it next, stats its Σx² partials (coda.ops). h and stats are functions of (x, w); their gradients
+are folded into the consumer's backward (linear_rmsnorm_bwd returns ∂x and ∂w directly), so every
+Function returns None for them and never differentiates the producer's copy of w.
+
+Plain GEMMs (weight gradients, the O projection's dgrad) are torch.matmul: cuBLAS, the floor."""
+from __future__ import annotations
+
+import torch
+
+from .. import ops
+
+
+def _split_heads(qkv: torch.Tensor, batch: int, q_heads: int, kv_heads: int, head_dim: int):
+    """q, k, v as [B, heads, S, hd] views of the [B·S, N] projection (no copy)."""
+    seq = qkv.shape[0] // batch
+    q, k, v = qkv.view(batch, seq, -1, head_dim).split([q_heads, kv_heads, kv_heads], dim=2)
+    return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+
+
+def _join_heads(dq: torch.Tensor, dk: torch.Tensor, dv: torch.Tensor) -> torch.Tensor:
+    """The [B·S, N] gradient of the projection from the heads' gradients (one copy)."""
+    b, _, s, _ = dq.shape
+    parts = [t.transpose(1, 2).reshape(b * s, -1) for t in (dq, dk, dv)]
+    return torch.cat(parts, dim=1)
+
+
+class AttentionInput(torch.autograd.Function):
+    """q, k, v = heads(RoPE([QkNorm](RMSNorm(x) · W_qkvᵀ))), the norm deferred to the epilogue.
+
+    Backward: the RoPE (+ QK-norm) backward as one memory pass, then the RMSNorm backward in the
+    QKV dgrad GEMM (∂x, ∂w, and N for the weight gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, h, stats, w_qkv, norm_weight, positions, frequencies, q_norm_weight,
+                k_norm_weight, stats_k: int, eps: float, batch: int, q_heads: int, kv_heads: int,
+                head_dim: int, qk_eps: float):
+        qk_norm = q_norm_weight is not None
+        if qk_norm:
+            qkv, pre = ops.linear_rmsnorm_qknorm_rope(h, w_qkv, stats, stats_k, eps, positions, frequencies,
+                                                      q_norm_weight, k_norm_weight, q_heads, kv_heads, qk_eps,
+                                                      True)
+            ctx.save_for_backward(x, stats, w_qkv, norm_weight, positions, frequencies, pre, q_norm_weight,
+                                  k_norm_weight)
+        else:
+            qkv = ops.linear_rmsnorm_rope(h, w_qkv, stats, stats_k, eps, positions, frequencies)
+            ctx.save_for_backward(x, stats, w_qkv, norm_weight, positions, frequencies, qkv)
+        ctx.qk_norm = qk_norm
+        ctx.meta = (stats_k, eps, q_heads, kv_heads, qk_eps)
+        return _split_heads(qkv, batch, q_heads, kv_heads, head_dim)
+
+    @staticmethod
+    def backward(ctx, dq, dk, dv):
+        stats_k, eps, q_heads, kv_heads, qk_eps = ctx.meta
+        d_qkv = _join_heads(dq, dk, dv)
+        dgq = dgk = None
+        if ctx.qk_norm:
+            x, stats, w_qkv, norm_weight, positions, frequencies, pre, gq, gk = ctx.saved_tensors
+            dz, zdz, dgq, dgk = ops.qknorm_rope_bwd(pre, d_qkv, positions, frequencies, gq, gk, q_heads,
+                                                    kv_heads, qk_eps)
+            dgq, dgk = dgq.to(gq.dtype), dgk.to(gk.dtype)
+        else:
+            x, stats, w_qkv, norm_weight, positions, frequencies, qkv = ctx.saved_tensors
+            dz, zdz = ops.rope_bwd(qkv, d_qkv, positions, frequencies)
+        dx, normed, dw = ops.linear_rmsnorm_bwd(dz, w_qkv, x, stats, stats_k, norm_weight, eps, zdz, None)
+        d_w_qkv = dz.t() @ normed
+        return (dx, None, None, d_w_qkv, dw.to(norm_weight.dtype), None, None, dgq, dgk,
+                None, None, None, None, None, None, None)
+
+
+class AttentionOutput(torch.autograd.Function):
+    """x1 = o · W_oᵀ + x, with h1 = x1 ⊙ w_post and its Σx² partials from the same epilogue."""
+
+    @staticmethod
+    def forward(ctx, o, w_o, x, post_norm_weight):
+        x1, h1, stats1 = ops.linear_residual_rms(o, w_o, x, post_norm_weight)
+        ctx.save_for_backward(o, w_o)
+        ctx.mark_non_differentiable(h1, stats1)
+        return x1, h1, stats1
+
+    @staticmethod
+    def backward(ctx, dx1, _dh1, _dstats1):
+        o, w_o = ctx.saved_tensors
+        return dx1 @ w_o, dx1.t() @ o, dx1, None
+
+
+class Mlp(torch.autograd.Function):
+    """x2 = SwiGLU(RMSNorm(x1) · W_guᵀ) · W_downᵀ + x1, the norm deferred to the gate/up epilogue,
+    and (h2, stats2) for the next norm (weight next_norm_weight) from the down projection's.
+
+    Backward: the SwiGLU backward in the down projection's dgrad (Y recomputed, ⟨z, dz⟩), then
+    the RMSNorm backward in the gate/up dgrad, reduce-added onto the residual gradient."""
+
+    @staticmethod
+    def forward(ctx, x1, h1, stats1, w_gate_up, post_norm_weight, w_down, next_norm_weight,
+                stats_k: int, eps: float):
+        z, y = ops.linear_rmsnorm_swiglu(h1, w_gate_up, stats1, stats_k, eps, True)
+        x2, h2, stats2 = ops.linear_residual_rms(y, w_down, x1, next_norm_weight)
+        ctx.save_for_backward(x1, stats1, w_gate_up, post_norm_weight, w_down, z)
+        ctx.meta = (stats_k, eps)
+        ctx.mark_non_differentiable(h2, stats2)
+        return x2, h2, stats2
+
+    @staticmethod
+    def backward(ctx, dx2, _dh2, _dstats2):
+        x1, stats1, w_gate_up, post_norm_weight, w_down, z = ctx.saved_tensors
+        stats_k, eps = ctx.meta
+        dz, y, zdz = ops.linear_swiglu_bwd(dx2, w_down, z)
+        d_w_down = dx2.t() @ y
+        dx1, normed, dw = ops.linear_rmsnorm_bwd(dz, w_gate_up, x1, stats1, stats_k, post_norm_weight, eps, zdz,
+                                                 dx2)
+        d_w_gate_up = dz.t() @ normed
+        return dx1, None, None, d_w_gate_up, dw.to(post_norm_weight.dtype), d_w_down, None, None, None
+
+
+class NormLinearCrossEntropy(torch.autograd.Function):
+    """loss = CE(RMSNorm(x) · W_lmᵀ, targets), mean over non-ignored tokens; the logits never
+    exist whole. Forward and backward run together (linear_cross_entropy_fwd_bwd) and the
+    backward scales them by the upstream gradient: the usual training step at the cost of holding
+    ∂W_lm in fp32 between the two."""
+
+    @staticmethod
+    def forward(ctx, x, h, stats, norm_weight, w_lm, targets, stats_k: int, eps: float,
+                ignore_index: int):
+        rstd = ops.row_rstd(h, stats, stats_k, eps)
+        normed = (h.float() * rstd[:, None]).to(x.dtype)
+        loss, _lse, d_normed, d_w_lm, _zdz = ops.linear_cross_entropy_fwd_bwd(
+            normed, w_lm, targets, ignore_index, ops.REDUCTIONS["mean"], 0.0, 0.0)
+        ctx.save_for_backward(x, rstd, norm_weight, d_normed, d_w_lm)
+        ctx.w_lm_dtype = w_lm.dtype
+        return loss.view(())
+
+    @staticmethod
+    def backward(ctx, g):
+        x, rstd, norm_weight, d_normed, d_w_lm = ctx.saved_tensors
+        # RMSNorm backward: dx = r · (G ⊙ w − u · mean(G ⊙ w ⊙ u)), u = x · r; ∂w = Σ G ⊙ u.
+        gw = d_normed.float() * norm_weight.float() * g
+        u = x.float() * rstd[:, None]
+        c = (gw * u).mean(dim=1, keepdim=True)
+        dx = (rstd[:, None] * (gw - u * c)).to(x.dtype)
+        dw = (d_normed.float() * u).sum(0).mul_(g).to(norm_weight.dtype)
+        return dx, None, None, dw, (d_w_lm * g).to(ctx.w_lm_dtype), None, None, None, None

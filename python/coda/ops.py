@@ -1,0 +1,392 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Every CODA op as a PyTorch custom op (namespace `coda`), with a fake (shape and dtype only, for
+torch.compile and meta tensors) for each. Outputs and workspaces come from PyTorch's caching
+allocator; the kernels run on the current CUDA stream; nothing synchronises the host.
+
+Autograd is not registered per op: the backward of a fused op needs state its neighbours own
+(the row statistics of the residual stream, the ⟨z, dz⟩ of the next GEMM), so the backward ops
+are wired together per block in `coda.nn.functions` (one autograd.Function per fused group).
+
+Row statistics. A producer of the residual stream X (`linear_residual_rms`, `rms_norm_stats`)
+leaves Σx² per row as fp32 partials in a flat buffer of `norm_stats_floats(M, N)` floats; how the
+partials are laid out depends on the kernel the producer ran, which is a pure function of its
+shape. Consumers therefore take the buffer and `stats_k`: the K of the `linear_residual_rms` that
+wrote it, or 0 for `rms_norm_stats`, and rebuild the layout from it on the host."""
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from ._native import C, stream, view
+
+_LIB = "coda"
+REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
+
+
+# --- shared helpers --------------------------------------------------------------------------
+def norm_stats_floats(m, n):
+    """Floats of a row-statistics buffer for an M × N producer, whatever kernel it runs (the C++
+    norm_stats_floats, written so that it also works on symbolic sizes)."""
+    return ((n + 127) // 128) * ((m + 255) // 256 * 256)
+
+
+@functools.lru_cache(maxsize=4096)
+def stats_layout(m: int, n: int, stats_k: int) -> tuple[int, int]:
+    """(tiles, padded) of the partials a producer of an M × N residual stream wrote."""
+    if stats_k == 0:
+        return 1, m
+    return C.linear_residual_rms_stats_layout(m, n, stats_k)
+
+
+def _require_cuda(op: str, **tensors: Optional[Tensor]) -> None:
+    for name, t in tensors.items():
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"coda.{op}: argument '{name}' must be a torch.Tensor, got {type(t).__name__}")
+        if t.device.type != "cuda":
+            raise ValueError(f"coda.{op}: argument '{name}' must be a CUDA tensor, got device {t.device}")
+
+
+def _empty(ref: Tensor, *shape, dtype=torch.bfloat16) -> Tensor:
+    return torch.empty(shape, dtype=dtype, device=ref.device)
+
+
+def _workspace(ref: Tensor, nbytes: int) -> Tensor:
+    return torch.empty(max(int(nbytes), 16), dtype=torch.uint8, device=ref.device)
+
+
+def _custom_op(name: str):
+    return torch.library.custom_op(f"{_LIB}::{name}", mutates_args=())
+
+
+# --- forward: the residual stream and its statistics -------------------------------------------
+@_custom_op("rms_norm_stats")
+def rms_norm_stats(x: Tensor, norm_weight: Tensor) -> tuple[Tensor, Tensor]:
+    """H = X ⊙ w and Σx² per row of X (stats_k = 0): the first block's input norm."""
+    _require_cuda("rms_norm_stats", x=x, norm_weight=norm_weight)
+    m, n = x.shape
+    h = _empty(x, m, n)
+    stats = _empty(x, norm_stats_floats(m, n), dtype=torch.float32)
+    C.rms_norm_stats(view(h), view(stats), view(x), view(norm_weight), stream(x))
+    return h, stats
+
+
+@rms_norm_stats.register_fake
+def _(x, norm_weight):
+    m, n = x.shape
+    return x.new_empty(m, n), x.new_empty(norm_stats_floats(m, n), dtype=torch.float32)
+
+
+@_custom_op("linear_residual_rms")
+def linear_residual_rms(a: Tensor, weight: Tensor, residual: Tensor,
+                        norm_weight: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """X = A·Wᵀ + R, H = X ⊙ w, Σx² partials of X (stats_k = A's K)."""
+    _require_cuda("linear_residual_rms", a=a, weight=weight, residual=residual, norm_weight=norm_weight)
+    m, n = a.shape[0], weight.shape[0]
+    x, h = _empty(a, m, n), _empty(a, m, n)
+    stats = _empty(a, norm_stats_floats(m, n), dtype=torch.float32)
+    got = C.linear_residual_rms(view(x), view(h), view(stats), view(a), view(weight), view(residual),
+                                view(norm_weight), stream(a))
+    assert tuple(got) == stats_layout(m, n, a.shape[1]), "stats layout differs from its prediction"
+    return x, h, stats
+
+
+@linear_residual_rms.register_fake
+def _(a, weight, residual, norm_weight):
+    m, n = a.shape[0], weight.shape[0]
+    return a.new_empty(m, n), a.new_empty(m, n), a.new_empty(norm_stats_floats(m, n), dtype=torch.float32)
+
+
+@_custom_op("row_rstd")
+def row_rstd(h: Tensor, stats: Tensor, stats_k: int, eps: float) -> Tensor:
+    """rstd[m] = 1/sqrt(Σx²/D + eps) of the stream whose h [M, D] and stats a producer wrote
+    (partials summed in tile order, as the kernels' RowRstd does), fp32 [M]."""
+    _require_cuda("row_rstd", h=h, stats=stats)
+    m, width = h.shape
+    tiles, padded = stats_layout(m, width, stats_k)
+    sumsq = stats[: tiles * padded].view(tiles, padded)[:, :m].sum(0)
+    return torch.rsqrt(sumsq / width + eps)
+
+
+@row_rstd.register_fake
+def _(h, stats, stats_k, eps):
+    return h.new_empty(h.shape[0], dtype=torch.float32)
+
+
+# --- forward: consumers of the deferred norm ------------------------------------------------
+@_custom_op("linear_rmsnorm")
+def linear_rmsnorm(h: Tensor, weight: Tensor, stats: Tensor, stats_k: int, eps: float) -> Tensor:
+    """D = RMSNorm(X)·Wᵀ as rstd ⊙ (H·Wᵀ)."""
+    _require_cuda("linear_rmsnorm", h=h, weight=weight, stats=stats)
+    m, k = h.shape
+    d = _empty(h, m, weight.shape[0])
+    C.linear_rmsnorm(view(d), view(h), view(weight), view(stats), *stats_layout(m, k, stats_k), eps, stream(h))
+    return d
+
+
+@linear_rmsnorm.register_fake
+def _(h, weight, stats, stats_k, eps):
+    return h.new_empty(h.shape[0], weight.shape[0])
+
+
+def _swiglu_outputs(a: Tensor, w_gate_up: Tensor, save_z: bool):
+    m, f2 = a.shape[0], w_gate_up.shape[0]
+    z = _empty(a, m, f2) if save_z else _empty(a, 0)
+    return z, _empty(a, m, f2 // 2)
+
+
+@_custom_op("linear_swiglu")
+def linear_swiglu(a: Tensor, w_gate_up: Tensor, save_z: bool) -> tuple[Tensor, Tensor]:
+    """Z = A·W_guᵀ (gate/up interleaved; empty unless save_z), Y = silu(gate)·up."""
+    _require_cuda("linear_swiglu", a=a, w_gate_up=w_gate_up)
+    z, y = _swiglu_outputs(a, w_gate_up, save_z)
+    C.linear_swiglu(view(z) if save_z else None, view(y), view(a), view(w_gate_up), stream(a))
+    return z, y
+
+
+@linear_swiglu.register_fake
+def _(a, w_gate_up, save_z):
+    m, f2 = a.shape[0], w_gate_up.shape[0]
+    return a.new_empty(m, f2) if save_z else a.new_empty(0), a.new_empty(m, f2 // 2)
+
+
+@_custom_op("linear_rmsnorm_swiglu")
+def linear_rmsnorm_swiglu(h: Tensor, w_gate_up: Tensor, stats: Tensor, stats_k: int, eps: float,
+                          save_z: bool) -> tuple[Tensor, Tensor]:
+    """linear_swiglu of RMSNorm(X) with the norm deferred (H, stats)."""
+    _require_cuda("linear_rmsnorm_swiglu", h=h, w_gate_up=w_gate_up, stats=stats)
+    z, y = _swiglu_outputs(h, w_gate_up, save_z)
+    C.linear_rmsnorm_swiglu(view(z) if save_z else None, view(y), view(h), view(w_gate_up), view(stats),
+                            *stats_layout(h.shape[0], h.shape[1], stats_k), eps, stream(h))
+    return z, y
+
+
+@linear_rmsnorm_swiglu.register_fake
+def _(h, w_gate_up, stats, stats_k, eps, save_z):
+    m, f2 = h.shape[0], w_gate_up.shape[0]
+    return h.new_empty(m, f2) if save_z else h.new_empty(0), h.new_empty(m, f2 // 2)
+
+
+@_custom_op("linear_rope")
+def linear_rope(a: Tensor, w_qkv: Tensor, positions: Tensor, frequencies: Tensor) -> Tensor:
+    """QKV = RoPE(A·W_qkvᵀ) on adjacent pairs (W_q, W_k rows permuted per head)."""
+    _require_cuda("linear_rope", a=a, w_qkv=w_qkv, positions=positions, frequencies=frequencies)
+    qkv = _empty(a, a.shape[0], w_qkv.shape[0])
+    C.linear_rope(view(qkv), view(a), view(w_qkv), view(positions), view(frequencies), stream(a))
+    return qkv
+
+
+@linear_rope.register_fake
+def _(a, w_qkv, positions, frequencies):
+    return a.new_empty(a.shape[0], w_qkv.shape[0])
+
+
+@_custom_op("linear_rmsnorm_rope")
+def linear_rmsnorm_rope(h: Tensor, w_qkv: Tensor, stats: Tensor, stats_k: int, eps: float,
+                        positions: Tensor, frequencies: Tensor) -> Tensor:
+    """QKV = RoPE(RMSNorm(X)·W_qkvᵀ) with the norm deferred."""
+    _require_cuda("linear_rmsnorm_rope", h=h, w_qkv=w_qkv, stats=stats, positions=positions,
+                  frequencies=frequencies)
+    qkv = _empty(h, h.shape[0], w_qkv.shape[0])
+    C.linear_rmsnorm_rope(view(qkv), view(h), view(w_qkv), view(stats),
+                          *stats_layout(h.shape[0], h.shape[1], stats_k), eps, view(positions),
+                          view(frequencies), stream(h))
+    return qkv
+
+
+@linear_rmsnorm_rope.register_fake
+def _(h, w_qkv, stats, stats_k, eps, positions, frequencies):
+    return h.new_empty(h.shape[0], w_qkv.shape[0])
+
+
+@_custom_op("linear_qknorm_rope")
+def linear_qknorm_rope(a: Tensor, w_qkv: Tensor, positions: Tensor, frequencies: Tensor,
+                       q_norm_weight: Tensor, k_norm_weight: Tensor, q_heads: int, kv_heads: int,
+                       qk_eps: float, save_pre: bool) -> tuple[Tensor, Tensor]:
+    """QKV = RoPE(QkNorm(A·W_qkvᵀ)); Pre = A·W_qkvᵀ when save_pre (else empty)."""
+    _require_cuda("linear_qknorm_rope", a=a, w_qkv=w_qkv, positions=positions, frequencies=frequencies,
+                  q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
+    m, n = a.shape[0], w_qkv.shape[0]
+    qkv, pre = _empty(a, m, n), (_empty(a, m, n) if save_pre else _empty(a, 0))
+    C.linear_qknorm_rope(view(qkv), view(pre) if save_pre else None, view(a), view(w_qkv), view(positions),
+                         view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads, kv_heads,
+                         qk_eps, stream(a))
+    return qkv, pre
+
+
+@linear_qknorm_rope.register_fake
+def _(a, w_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads, kv_heads, qk_eps, save_pre):
+    m, n = a.shape[0], w_qkv.shape[0]
+    return a.new_empty(m, n), (a.new_empty(m, n) if save_pre else a.new_empty(0))
+
+
+@_custom_op("linear_rmsnorm_qknorm_rope")
+def linear_rmsnorm_qknorm_rope(h: Tensor, w_qkv: Tensor, stats: Tensor, stats_k: int, eps: float,
+                               positions: Tensor, frequencies: Tensor, q_norm_weight: Tensor,
+                               k_norm_weight: Tensor, q_heads: int, kv_heads: int, qk_eps: float,
+                               save_pre: bool) -> tuple[Tensor, Tensor]:
+    """linear_qknorm_rope of RMSNorm(X) with the norm deferred."""
+    _require_cuda("linear_rmsnorm_qknorm_rope", h=h, w_qkv=w_qkv, stats=stats, positions=positions,
+                  frequencies=frequencies, q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
+    m, n = h.shape[0], w_qkv.shape[0]
+    qkv, pre = _empty(h, m, n), (_empty(h, m, n) if save_pre else _empty(h, 0))
+    C.linear_rmsnorm_qknorm_rope(view(qkv), view(pre) if save_pre else None, view(h), view(w_qkv), view(stats),
+                                 *stats_layout(m, h.shape[1], stats_k), eps, view(positions),
+                                 view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads,
+                                 kv_heads, qk_eps, stream(h))
+    return qkv, pre
+
+
+@linear_rmsnorm_qknorm_rope.register_fake
+def _(h, w_qkv, stats, stats_k, eps, positions, frequencies, q_norm_weight, k_norm_weight, q_heads,
+      kv_heads, qk_eps, save_pre):
+    m, n = h.shape[0], w_qkv.shape[0]
+    return h.new_empty(m, n), (h.new_empty(m, n) if save_pre else h.new_empty(0))
+
+
+# --- the LM head with cross-entropy ------------------------------------------------------------
+def _ce_loss_shape(m, reduction: int):
+    return (m,) if reduction == REDUCTIONS["none"] else (1,)
+
+
+@_custom_op("linear_cross_entropy")
+def linear_cross_entropy(x: Tensor, weight: Tensor, targets: Tensor, ignore_index: int, reduction: int,
+                         z_loss: float, softcap: float) -> tuple[Tensor, Tensor]:
+    """Loss only: (loss, lse); the logits never leave registers. reduction: 0 none, 1 sum, 2 mean."""
+    _require_cuda("linear_cross_entropy", x=x, weight=weight, targets=targets)
+    m, v = x.shape[0], weight.shape[0]
+    loss = _empty(x, *_ce_loss_shape(m, reduction), dtype=torch.float32)
+    lse = _empty(x, m, dtype=torch.float32)
+    ws = _workspace(x, C.linear_cross_entropy_workspace_bytes(m, v))
+    C.linear_cross_entropy(view(loss), view(lse), view(x), view(weight), view(targets), ignore_index,
+                           reduction, z_loss, softcap, ws.data_ptr(), ws.numel(), stream(x))
+    return loss, lse
+
+
+@linear_cross_entropy.register_fake
+def _(x, weight, targets, ignore_index, reduction, z_loss, softcap):
+    m = x.shape[0]
+    return x.new_empty(_ce_loss_shape(m, reduction), dtype=torch.float32), x.new_empty(m, dtype=torch.float32)
+
+
+@_custom_op("linear_cross_entropy_fwd_bwd")
+def linear_cross_entropy_fwd_bwd(x: Tensor, weight: Tensor, targets: Tensor, ignore_index: int,
+                                 reduction: int, z_loss: float,
+                                 softcap: float) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """(loss, lse, dX, dW fp32, zdz) for an upstream gradient of 1, in row chunks."""
+    _require_cuda("linear_cross_entropy_fwd_bwd", x=x, weight=weight, targets=targets)
+    m, v = x.shape[0], weight.shape[0]
+    loss = _empty(x, *_ce_loss_shape(m, reduction), dtype=torch.float32)
+    lse, zdz = _empty(x, m, dtype=torch.float32), _empty(x, m, dtype=torch.float32)
+    dx = _empty(x, *x.shape)
+    dw = _empty(x, *weight.shape, dtype=torch.float32)
+    ws = _workspace(x, C.linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, 0))
+    C.linear_cross_entropy_fwd_bwd(view(loss), view(lse), view(dx), view(dw), False, view(zdz), None, view(x),
+                                   view(weight), view(targets), ignore_index, reduction, z_loss, softcap,
+                                   ws.data_ptr(), ws.numel(), stream(x))
+    return loss, lse, dx, dw, zdz
+
+
+@linear_cross_entropy_fwd_bwd.register_fake
+def _(x, weight, targets, ignore_index, reduction, z_loss, softcap):
+    m = x.shape[0]
+    f32 = torch.float32
+    return (x.new_empty(_ce_loss_shape(m, reduction), dtype=f32), x.new_empty(m, dtype=f32),
+            x.new_empty(x.shape), x.new_empty(weight.shape, dtype=f32), x.new_empty(m, dtype=f32))
+
+
+# --- backward ops ------------------------------------------------------------------------------
+@_custom_op("linear_swiglu_bwd")
+def linear_swiglu_bwd(d_out: Tensor, w_down: Tensor, z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """SwiGLU backward in the down projection's dgrad: (dZ, Y recomputed, zdz = ⟨Z, dZ⟩ per row)."""
+    _require_cuda("linear_swiglu_bwd", d_out=d_out, w_down=w_down, z=z)
+    m, f = d_out.shape[0], w_down.shape[1]
+    dz, y = _empty(z, m, 2 * f), _empty(z, m, f)
+    zdz = _empty(z, m, dtype=torch.float32)
+    ws = _workspace(z, C.linear_swiglu_bwd_workspace_bytes(m, f))
+    C.linear_swiglu_bwd(view(dz), view(y), view(zdz), view(d_out), view(w_down), view(z), ws.data_ptr(),
+                        ws.numel(), stream(z))
+    return dz, y, zdz
+
+
+@linear_swiglu_bwd.register_fake
+def _(d_out, w_down, z):
+    m, f = d_out.shape[0], w_down.shape[1]
+    return z.new_empty(m, 2 * f), z.new_empty(m, f), z.new_empty(m, dtype=torch.float32)
+
+
+@_custom_op("linear_rmsnorm_bwd")
+def linear_rmsnorm_bwd(dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, stats_k: int,
+                       norm_weight: Tensor, eps: float, zdz: Tensor,
+                       residual_grad: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor]:
+    """RMSNorm backward in the consumer's dgrad: (dX [+ residual_grad], N = RMSNorm(X), ∂w fp32)."""
+    _require_cuda("linear_rmsnorm_bwd", dz=dz, weight=weight, x=x, stats=stats, norm_weight=norm_weight,
+                  zdz=zdz, residual_grad=residual_grad)
+    m, d = x.shape
+    accumulate = residual_grad is not None
+    dx = residual_grad.clone() if accumulate else _empty(x, m, d)
+    n = _empty(x, m, d)
+    dw = _empty(x, d, dtype=torch.float32)
+    ws = _workspace(x, C.linear_rmsnorm_bwd_workspace_bytes(m, d))
+    C.linear_rmsnorm_bwd(view(dx), accumulate, view(n), view(dw), view(dz), view(weight), view(x), view(stats),
+                         *stats_layout(m, d, stats_k), view(norm_weight), eps, view(zdz), ws.data_ptr(),
+                         ws.numel(), stream(x))
+    return dx, n, dw
+
+
+@linear_rmsnorm_bwd.register_fake
+def _(dz, weight, x, stats, stats_k, norm_weight, eps, zdz, residual_grad):
+    m, d = x.shape
+    return x.new_empty(m, d), x.new_empty(m, d), x.new_empty(d, dtype=torch.float32)
+
+
+@_custom_op("rope_bwd")
+def rope_bwd(qkv: Tensor, d_qkv: Tensor, positions: Tensor, frequencies: Tensor) -> tuple[Tensor, Tensor]:
+    """(dZ = R(θ)ᵀ·dQKV, zdz = ⟨QKV, dQKV⟩ per row)."""
+    _require_cuda("rope_bwd", qkv=qkv, d_qkv=d_qkv, positions=positions, frequencies=frequencies)
+    dz = torch.empty_like(d_qkv, memory_format=torch.contiguous_format)
+    zdz = _empty(qkv, qkv.shape[0], dtype=torch.float32)
+    C.rope_bwd(view(dz), view(zdz), view(qkv), view(d_qkv), view(positions), view(frequencies), stream(qkv))
+    return dz, zdz
+
+
+@rope_bwd.register_fake
+def _(qkv, d_qkv, positions, frequencies):
+    return d_qkv.new_empty(d_qkv.shape), qkv.new_empty(qkv.shape[0], dtype=torch.float32)
+
+
+@_custom_op("qknorm_rope_bwd")
+def qknorm_rope_bwd(pre: Tensor, d_qkv: Tensor, positions: Tensor, frequencies: Tensor,
+                    q_norm_weight: Tensor, k_norm_weight: Tensor, q_heads: int, kv_heads: int,
+                    qk_eps: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(dPre, zdz, ∂γ_q fp32, ∂γ_k fp32) of the QK-norm + RoPE epilogue."""
+    _require_cuda("qknorm_rope_bwd", pre=pre, d_qkv=d_qkv, positions=positions, frequencies=frequencies,
+                  q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
+    m = pre.shape[0]
+    hd = q_norm_weight.shape[0]
+    dpre = torch.empty_like(d_qkv, memory_format=torch.contiguous_format)
+    zdz = _empty(pre, m, dtype=torch.float32)
+    dgq, dgk = _empty(pre, hd, dtype=torch.float32), _empty(pre, hd, dtype=torch.float32)
+    ws = _workspace(pre, C.qknorm_rope_bwd_workspace_bytes(m, hd))
+    C.qknorm_rope_bwd(view(dpre), view(zdz), view(dgq), view(dgk), view(pre), view(d_qkv), view(positions),
+                      view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads, kv_heads, qk_eps,
+                      ws.data_ptr(), ws.numel(), stream(pre))
+    return dpre, zdz, dgq, dgk
+
+
+@qknorm_rope_bwd.register_fake
+def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads, kv_heads, qk_eps):
+    m, hd = pre.shape[0], q_norm_weight.shape[0]
+    f32 = torch.float32
+    return (d_qkv.new_empty(d_qkv.shape), pre.new_empty(m, dtype=f32), pre.new_empty(hd, dtype=f32),
+            pre.new_empty(hd, dtype=f32))
+
+
+ALL_OPS = (rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,
+           linear_rope, linear_rmsnorm_rope, linear_qknorm_rope, linear_rmsnorm_qknorm_rope,
+           linear_cross_entropy, linear_cross_entropy_fwd_bwd, linear_swiglu_bwd, linear_rmsnorm_bwd,
+           rope_bwd, qknorm_rope_bwd)

@@ -1,0 +1,389 @@
+"""coda-train: train a small Llama (or Qwen3) from the same random init on the same synthetic
+batches under several implementations, and compare loss curves, speed and memory.
+
+    python -m coda.train [--steps 200] [--variants hf_fp32,hf_eager,hf_compile,coda] [--out DIR]
+
+Variants (each from the same initial weights, on the same batches in the same order):
+  hf_fp32     Hugging Face model in float32, TF32 off: the reference curve (not a speed baseline)
+  hf_eager    the same model cast to bf16 (model.to(torch.bfloat16)), eager PyTorch
+  hf_compile  hf_eager under torch.compile
+  coda        the bf16 model converted in place by coda.patch_llama / coda.patch_qwen3
+The bf16 variants train bf16 parameters with plain AdamW (no fp32 master weights): what a Hugging
+Face user gets from model.to(bf16), and identical across the three so only the kernels differ.
+
+Why: the numerics contract says fused kernels may differ from the framework in rounding, not in
+what is learned. The check printed at the end: over the last 50 steps, |loss_coda - loss_fp32|
+must stay within twice |loss_hf_bf16 - loss_fp32| (the deviation plain bf16 already has), next
+to the speed targets (coda >= 1.15x hf_eager tokens/s and faster than hf_compile). The corpus
+(coda.corpus) has a known entropy floor, so the table also says how far from converged each
+curve is. Outputs: a table on stdout, progress bars on stderr, DIR/train.json and DIR/train.png.
+A variant that fails (e.g. `import coda` or the patch raises on this GPU) is reported and
+skipped; the exit status is then 1. A missed target does not change the exit status.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import math
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+from coda.corpus import MarkovCorpus
+
+VARIANTS = ("hf_fp32", "hf_eager", "hf_compile", "coda")
+FINAL_WINDOW = 20        # final loss = mean over the last this many steps
+PARITY_WINDOW = 50       # the parity check compares the last this many steps
+PARITY_FACTOR = 2.0      # coda may deviate from fp32 by at most this times what hf_bf16 does
+SPEEDUP_VS_EAGER = 1.15  # coda tokens/s target relative to hf_eager
+REFRESH_EVERY = 10       # steps between progress-bar updates (each one syncs the device)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="coda-train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--model", choices=("llama", "qwen3"), default="llama",
+                   help="qwen3 adds per-head QK-norm")
+    p.add_argument("--hidden", type=int, default=1024)
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--kv-heads", type=int, default=4)
+    p.add_argument("--ffn", type=int, default=3584, help="MLP width (3.5x hidden, as Llama 3)")
+    p.add_argument("--vocab", type=int, default=32000)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=8, help="sequences per step")
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    p.add_argument("--warmup", type=int, default=20,
+                   help="linear warm-up steps (at most steps/10), then cosine to lr/10")
+    p.add_argument("--seed", type=int, default=0, help="seeds the corpus and the initial weights")
+    p.add_argument("--variants", default=",".join(VARIANTS),
+                   help="comma-separated subset of " + ",".join(VARIANTS))
+    p.add_argument("--timing-skip", type=int, default=5,
+                   help="first steps left out of tokens/s (compile, warm-up; at most steps/2)")
+    p.add_argument("--corpus-support", type=int, default=8, help="successors per token")
+    p.add_argument("--corpus-modes", type=int, default=4,
+                   help="classes of the token two back that change the next-token distribution")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--out", type=Path, default=Path("train-out"))
+    args = p.parse_args(argv)
+    args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = sorted(set(args.variants) - set(VARIANTS))
+    if unknown or not args.variants:
+        p.error(f"--variants: unknown {unknown}; choose from {','.join(VARIANTS)}")
+    if args.hidden % args.heads or args.heads % args.kv_heads:
+        p.error("--hidden must be a multiple of --heads, and --heads of --kv-heads")
+    if args.steps < 2:
+        p.error("--steps must be at least 2")
+    return args
+
+
+def build_config(args):
+    """The model config; the fields the patch functions key on are spelled out."""
+    from transformers import LlamaConfig, Qwen3Config
+
+    common = dict(hidden_size=args.hidden, num_hidden_layers=args.layers,
+                  num_attention_heads=args.heads, num_key_value_heads=args.kv_heads,
+                  head_dim=args.hidden // args.heads, intermediate_size=args.ffn,
+                  vocab_size=args.vocab, max_position_embeddings=args.seq,
+                  rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                  attention_bias=False, use_cache=False, attn_implementation="sdpa")
+    if args.model == "qwen3":
+        return Qwen3Config(**common, use_sliding_window=False)
+    return LlamaConfig(**common, mlp_bias=False)
+
+
+def build_initial_model(config, seed: int):
+    """One random init, on the CPU so that it is the same for every device; each variant
+    trains a deep copy of it."""
+    from transformers import LlamaForCausalLM, Qwen3ForCausalLM
+
+    torch.manual_seed(seed)
+    cls = Qwen3ForCausalLM if config.model_type == "qwen3" else LlamaForCausalLM
+    return cls(config).float().train()
+
+
+def prepare_variant(name: str, initial, model_kind: str, device: torch.device):
+    """Returns (module whose parameters are trained, callable that runs the forward)."""
+    model = copy.deepcopy(initial)
+    if name == "hf_fp32":
+        model.to(device)
+    else:
+        model.to(device=device, dtype=torch.bfloat16)
+    if name == "coda":
+        import coda  # the native module; a failure here is this variant's failure only
+
+        (coda.patch_qwen3 if model_kind == "qwen3" else coda.patch_llama)(model)
+    model.train()
+    return model, (torch.compile(model) if name == "hf_compile" else model)
+
+
+def make_optimizer(model, args, device: torch.device):
+    """AdamW, no decay on 1-D parameters (norm weights); warm-up then cosine to lr/10."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": 0.1},
+              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95),
+                            fused=True if device.type == "cuda" else None)
+    warmup = max(1, min(args.warmup, args.steps // 10))
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(1, args.steps - warmup)
+        return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return params, opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+class StepTimer:
+    """Per-step milliseconds: CUDA events on a GPU (no sync per step), wall clock on a CPU."""
+
+    def __init__(self, device: torch.device):
+        self.cuda = device.type == "cuda"
+        self.marks: list = []
+
+    def _mark(self):
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def start(self):
+        self.marks.append([self._mark(), None])
+
+    def stop(self):
+        self.marks[-1][1] = self._mark()
+
+    def milliseconds(self) -> list[float]:
+        if self.cuda:
+            torch.cuda.synchronize()
+            return [a.elapsed_time(b) for a, b in self.marks]
+        return [(b - a) * 1e3 for a, b in self.marks]
+
+
+def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch.device) -> dict:
+    """Trains one variant from `initial` over `batches` (steps, batch, seq); returns its record."""
+    from tqdm import tqdm
+
+    model, forward = prepare_variant(name, initial, args.model, device)
+    params, opt, sched = make_optimizer(model, args, device)
+    timer, losses = StepTimer(device), []
+    tokens_per_step = batches.shape[1] * batches.shape[2]
+    bar = tqdm(total=len(batches), desc=f"{name:<10}", unit="step", file=sys.stderr,
+               dynamic_ncols=True)
+    last_wall, last_step = time.perf_counter(), 0
+    for step, ids in enumerate(batches):
+        timer.start()
+        loss = forward(input_ids=ids, labels=ids).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        timer.stop()
+        losses.append(loss.detach())
+        bar.update(1)
+        if (step + 1) % REFRESH_EVERY == 0 or step + 1 == len(batches):
+            value = losses[-1].item()  # syncs: the rate below is the device's, not the queue's
+            now = time.perf_counter()
+            rate = tokens_per_step * (step + 1 - last_step) / (now - last_wall)
+            bar.set_postfix_str(f"loss {value:.4f}, {rate:,.0f} tok/s")
+            last_wall, last_step = now, step + 1
+    bar.close()
+
+    step_ms = timer.milliseconds()
+    loss_values = torch.stack(losses).float().cpu().tolist()
+    skip = min(args.timing_skip, args.steps // 2)
+    timed_ms = step_ms[skip:]
+    record = {
+        "losses": loss_values, "step_ms": step_ms,
+        "warmup_s": sum(step_ms[:skip]) / 1e3,  # first steps: torch.compile, autotuning, caches
+        "ms_per_step": sum(timed_ms) / len(timed_ms),
+        "tokens_per_s": tokens_per_step * len(timed_ms) / (sum(timed_ms) / 1e3),
+        "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
+        "final_loss": sum(loss_values[-FINAL_WINDOW:]) / len(loss_values[-FINAL_WINDOW:]),
+        "error": None,
+    }
+    bad = [i for i, v in enumerate(loss_values) if not math.isfinite(v)]
+    if bad:
+        record["error"] = f"non-finite loss from step {bad[0]}"
+    return record
+
+
+def free_device_memory(device: torch.device):
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def mean_abs_gap(a: list[float], b: list[float], window: int) -> float:
+    pairs = list(zip(a, b))[-window:]
+    return sum(abs(x - y) for x, y in pairs) / len(pairs)
+
+
+def checks(results: dict) -> list[dict]:
+    """The numerics-contract parity check and the speed targets; 'n/a' where a variant is missing."""
+    ok = {k: v for k, v in results.items() if v.get("error") is None}
+    out = []
+    if {"coda", "hf_fp32", "hf_eager"} <= ok.keys():
+        ref = ok["hf_fp32"]["losses"]
+        coda_gap = mean_abs_gap(ok["coda"]["losses"], ref, PARITY_WINDOW)
+        bf16_gap = mean_abs_gap(ok["hf_eager"]["losses"], ref, PARITY_WINDOW)
+        out.append({"check": "parity", "value": coda_gap, "limit": PARITY_FACTOR * bf16_gap,
+                    "status": "PASS" if coda_gap <= PARITY_FACTOR * bf16_gap else "MISS",
+                    "text": f"mean |coda - hf_fp32| over the last {PARITY_WINDOW} steps = "
+                            f"{coda_gap:.4f}, limit {PARITY_FACTOR:g} x mean |hf_bf16 - hf_fp32| "
+                            f"= {PARITY_FACTOR * bf16_gap:.4f}"})
+    else:
+        out.append({"check": "parity", "status": "n/a",
+                    "text": "needs coda, hf_fp32 and hf_eager"})
+    for base, target in (("hf_eager", SPEEDUP_VS_EAGER), ("hf_compile", 1.0)):
+        if {"coda", base} <= ok.keys():
+            ratio = ok["coda"]["tokens_per_s"] / ok[base]["tokens_per_s"]
+            passed = ratio >= target if base == "hf_eager" else ratio > target
+            out.append({"check": f"speed vs {base}", "value": ratio, "limit": target,
+                        "status": "PASS" if passed else "MISS",
+                        "text": f"coda tokens/s = {ratio:.3f} x {base} "
+                                f"(target {'>=' if base == 'hf_eager' else '>'} {target:g} x)"})
+        else:
+            out.append({"check": f"speed vs {base}", "status": "n/a",
+                        "text": f"needs coda and {base}"})
+    return out
+
+
+def format_table(results: dict, floor: float) -> str:
+    header = (f"{'variant':<11}{'tokens/s':>12}{'ms/step':>10}{'warmup s':>10}{'peak GiB':>10}"
+              f"{'final loss':>12}{'- floor':>9}")
+    lines = [header, "-" * len(header)]
+    for name, r in results.items():
+        if "ms_per_step" not in r:
+            lines.append(f"{name:<11}  FAILED: {r['error']}")
+            continue
+        peak = f"{r['peak_gib']:.2f}" if r["peak_gib"] is not None else "-"
+        lines.append(f"{name:<11}{r['tokens_per_s']:>12,.0f}{r['ms_per_step']:>10.1f}"
+                     f"{r['warmup_s']:>10.1f}{peak:>10}{r['final_loss']:>12.4f}"
+                     f"{r['final_loss'] - floor:>9.4f}"
+                     + (f"  FAILED: {r['error']}" if r["error"] else ""))
+    return "\n".join(lines)
+
+
+def plot(results: dict, corpus_info: dict, path: Path):
+    """Loss curves against the entropy floor, and each variant's gap to the fp32 reference."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = {k: v["losses"] for k, v in results.items() if v.get("losses")}
+    reference = curves.get("hf_fp32")
+    fig, axes = plt.subplots(1, 2 if reference else 1, figsize=(13 if reference else 7, 4.5),
+                             squeeze=False)
+    ax = axes[0][0]
+    for name, losses in curves.items():
+        ax.plot(range(1, len(losses) + 1), losses, label=name, lw=1.2)
+    ax.axhline(corpus_info["entropy_floor"], color="k", ls="--", lw=1,
+               label=f"entropy floor {corpus_info['entropy_floor']:.3f}")
+    ax.axhline(corpus_info["bigram_entropy"], color="gray", ls=":", lw=1,
+               label=f"bigram entropy {corpus_info['bigram_entropy']:.3f}")
+    ax.set(xlabel="step", ylabel="loss (nats/token)", yscale="log", title="training loss")
+    ax.legend()
+    if reference:
+        ax = axes[0][1]
+        for name, losses in curves.items():
+            if name != "hf_fp32":
+                ax.plot(range(1, len(losses) + 1), [a - b for a, b in zip(losses, reference)],
+                        label=name, lw=1)
+        ax.axhline(0.0, color="k", lw=0.8)
+        ax.set(xlabel="step", ylabel="loss - hf_fp32 loss", title="deviation from fp32")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def environment(device: torch.device) -> dict:
+    import transformers
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, cwd=Path(__file__).resolve().parent)
+        commit = commit.stdout.strip() if commit.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    name = (torch.cuda.get_device_name(device) if device.type == "cuda"
+            else platform.processor() or platform.machine())
+    return {"device": name, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "transformers": transformers.__version__, "python": platform.python_version(),
+            "git_commit": commit}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("coda-train: no CUDA device; use --device cpu for a smoke run", file=sys.stderr)
+        return 2
+    # The fp32 reference must be fp32: no TF32 in matmuls or convolutions (bf16 is unaffected).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    t0 = time.perf_counter()
+    corpus = MarkovCorpus(args.vocab, support=args.corpus_support, modes=args.corpus_modes,
+                          seed=args.seed, device=device)
+    batches = corpus.sample(args.steps * args.batch, args.seq).view(args.steps, args.batch, args.seq)
+    corpus_info = corpus.describe()
+    floor = corpus_info["entropy_floor"]
+    print(f"corpus: {args.steps} x {args.batch} x {args.seq} tokens in "
+          f"{time.perf_counter() - t0:.1f} s; entropy floor {floor:.4f} nats/token "
+          f"(bigram {corpus_info['bigram_entropy']:.4f}, uniform {corpus_info['uniform_entropy']:.4f})",
+          file=sys.stderr)
+
+    config = build_config(args)
+    initial = build_initial_model(config, args.seed)
+    n_params = sum(p.numel() for p in initial.parameters())
+    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}",
+          file=sys.stderr)
+
+    results: dict[str, dict] = {}
+    for name in args.variants:
+        free_device_memory(device)
+        try:
+            results[name] = train_variant(name, initial, batches, args, device)
+        except Exception as exc:  # report, go on with the other variants
+            traceback.print_exc(file=sys.stderr)
+            results[name] = {"error": f"{type(exc).__name__}: {exc}".strip()}
+        if results[name]["error"]:
+            print(f"{name}: FAILED: {results[name]['error']}", file=sys.stderr)
+    free_device_memory(device)
+
+    verdicts = checks(results)
+    print(format_table(results, floor))
+    print(f"entropy floor {floor:.4f} nats/token, bigram entropy "
+          f"{corpus_info['bigram_entropy']:.4f}, log(vocab) {corpus_info['uniform_entropy']:.4f}")
+    for v in verdicts:
+        print(f"{v['status']:<5} {v['check']}: {v['text']}")
+
+    summary = {name: {k: v for k, v in r.items() if k not in ("losses", "step_ms")}
+               for name, r in results.items()}
+    report = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+              "model_config": config.to_dict(), "parameters": n_params,
+              "environment": environment(device), "corpus": corpus_info,
+              "variants": results, "summary": summary, "checks": verdicts}
+    (args.out / "train.json").write_text(json.dumps(report, indent=1, default=str))
+    plot(results, corpus_info, args.out / "train.png")
+    print(f"wrote {args.out / 'train.json'} and {args.out / 'train.png'}")
+    return 1 if any(r["error"] for r in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

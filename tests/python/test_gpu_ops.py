@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The custom ops on the GPU: torch.library.opcheck on every op (schema, fake kernel against the
+real one, AOT dispatch with dynamic shapes), errors before any launch, NaN in → NaN out."""
+import pytest
+import torch
+
+pytestmark = pytest.mark.hopper
+
+M, K, HEADS, KV, HD, FFN, VOCAB = 264, 256, 4, 2, 64, 384, 1024
+N_QKV = (HEADS + 2 * KV) * HD
+
+
+def _bf16(*shape, scale=1.0):
+    return (torch.randn(*shape, device="cuda") * scale).to(torch.bfloat16)
+
+
+def _samples():
+    """One valid argument tuple per op (fresh random data)."""
+    from coda import ops
+    from coda.nn import layout
+
+    a, w, r, nw = _bf16(M, K), _bf16(K, K, scale=K**-0.5), _bf16(M, K), 1 + _bf16(K, scale=0.1)
+    x, h, stats = ops.linear_residual_rms(a, w, r, nw)
+    w_gu, w_qkv = _bf16(2 * FFN, K, scale=K**-0.5), _bf16(N_QKV, K, scale=K**-0.5)
+    pos = torch.arange(M, device="cuda", dtype=torch.int32)
+    freqs = layout.rope_frequencies(HEADS, KV, HD, 5e5, None, "cuda")
+    gq, gk = 1 + _bf16(HD, scale=0.1), 1 + _bf16(HD, scale=0.1)
+    qk = (gq, gk, HEADS, KV, 1e-6)
+    targets = torch.randint(0, VOCAB, (M,), device="cuda")
+    w_lm = _bf16(VOCAB, K, scale=K**-0.5)
+    z, _ = ops.linear_swiglu(a, w_gu, True)
+    pre = ops.linear_qknorm_rope(a, w_qkv, pos, freqs, *qk, True)[1]
+    return {
+        ops.rms_norm_stats: (x, nw),
+        ops.linear_residual_rms: (a, w, r, nw),
+        ops.row_rstd: (h, stats, K, 1e-5),
+        ops.linear_rmsnorm: (h, w, stats, K, 1e-5),
+        ops.linear_swiglu: (a, w_gu, True),
+        ops.linear_rmsnorm_swiglu: (h, w_gu, stats, K, 1e-5, True),
+        ops.linear_rope: (a, w_qkv, pos, freqs),
+        ops.linear_rmsnorm_rope: (h, w_qkv, stats, K, 1e-5, pos, freqs),
+        ops.linear_qknorm_rope: (a, w_qkv, pos, freqs, *qk, True),
+        ops.linear_rmsnorm_qknorm_rope: (h, w_qkv, stats, K, 1e-5, pos, freqs, *qk, True),
+        ops.linear_cross_entropy: (x, w_lm, targets, -100, 2, 0.0, 0.0),
+        ops.linear_cross_entropy_fwd_bwd: (x, w_lm, targets, -100, 2, 0.0, 0.0),
+        ops.linear_swiglu_bwd: (_bf16(M, K), _bf16(K, FFN, scale=FFN**-0.5), z),
+        ops.linear_rmsnorm_bwd: (_bf16(M, K), w, x, stats, K, nw, 1e-5,
+                                 torch.randn(M, device="cuda"), _bf16(M, K)),
+        ops.rope_bwd: (_bf16(M, N_QKV), _bf16(M, N_QKV), pos, freqs),
+        ops.qknorm_rope_bwd: (pre, _bf16(M, N_QKV), pos, freqs, *qk),
+    }
+
+
+def test_every_op_has_a_sample():
+    from coda import ops
+
+    assert set(_samples()) == set(ops.ALL_OPS)
+
+
+@pytest.mark.parametrize("index", range(16))
+def test_opcheck(index):
+    from coda import ops
+
+    op = ops.ALL_OPS[index]
+    torch.library.opcheck(op, _samples()[op])
+
+
+def test_bad_input_raises_before_launch():
+    from coda import ops
+
+    a, w = _bf16(M, K), _bf16(K, K)
+    r, nw = _bf16(M, K), _bf16(K)
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        ops.linear_residual_rms(a.cpu(), w, r, nw)
+    with pytest.raises(ValueError, match="W"):  # the C++ message, naming the argument
+        ops.linear_residual_rms(a, _bf16(K, K + 8), r, nw)
+    with pytest.raises(ValueError):
+        ops.linear_residual_rms(a.float(), w, r, nw)
+    with pytest.raises(TypeError):
+        ops.linear_residual_rms(a.double(), w, r, nw)
+    misaligned = torch.empty(M * K + 1, device="cuda", dtype=torch.bfloat16)[1:].view(M, K)
+    with pytest.raises(ValueError, match="align"):
+        ops.linear_residual_rms(misaligned, w, r, nw)
+
+
+def test_nan_in_nan_out():
+    from coda import ops
+
+    a, w, r, nw = _bf16(M, K), _bf16(K, K, scale=K**-0.5), _bf16(M, K), 1 + _bf16(K, scale=0.1)
+    a[7, 3] = float("nan")
+    x, h, stats = ops.linear_residual_rms(a, w, r, nw)
+    assert torch.isnan(x[7]).all() and not torch.isnan(x[8]).any()
+    d = ops.linear_rmsnorm(h, w, stats, K, 1e-5)
+    assert torch.isnan(d[7]).all() and not torch.isnan(d[8]).any()
