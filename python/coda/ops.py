@@ -55,6 +55,12 @@ def _empty(ref: Tensor, *shape, dtype=torch.bfloat16) -> Tensor:
     return torch.empty(shape, dtype=dtype, device=ref.device)
 
 
+def _stats_buffer(ref: Tensor, m, n) -> Tensor:
+    # Zeroed: a producer writes only the partials its kernel's layout covers, and an output with
+    # unwritten bytes would differ run to run (1 MB at 16k tokens: a negligible memset).
+    return torch.zeros(norm_stats_floats(m, n), dtype=torch.float32, device=ref.device)
+
+
 def _workspace(ref: Tensor, nbytes: int) -> Tensor:
     return torch.empty(max(int(nbytes), 16), dtype=torch.uint8, device=ref.device)
 
@@ -70,7 +76,7 @@ def rms_norm_stats(x: Tensor, norm_weight: Tensor) -> tuple[Tensor, Tensor]:
     _require_cuda("rms_norm_stats", x=x, norm_weight=norm_weight)
     m, n = x.shape
     h = _empty(x, m, n)
-    stats = _empty(x, norm_stats_floats(m, n), dtype=torch.float32)
+    stats = _stats_buffer(x, m, n)
     C.rms_norm_stats(view(h), view(stats), view(x), view(norm_weight), stream(x))
     return h, stats
 
@@ -88,7 +94,7 @@ def linear_residual_rms(a: Tensor, weight: Tensor, residual: Tensor,
     _require_cuda("linear_residual_rms", a=a, weight=weight, residual=residual, norm_weight=norm_weight)
     m, n = a.shape[0], weight.shape[0]
     x, h = _empty(a, m, n), _empty(a, m, n)
-    stats = _empty(a, norm_stats_floats(m, n), dtype=torch.float32)
+    stats = _stats_buffer(a, m, n)
     got = C.linear_residual_rms(view(x), view(h), view(stats), view(a), view(weight), view(residual),
                                 view(norm_weight), stream(a))
     assert tuple(got) == stats_layout(m, n, a.shape[1]), "stats layout differs from its prediction"

@@ -280,6 +280,7 @@ def format_table(results: dict, floor: float) -> str:
 def plot(results: dict, corpus_info: dict, path: Path):
     """Loss curves against the entropy floor, and each variant's gap to the fp32 reference."""
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -295,6 +296,8 @@ def plot(results: dict, corpus_info: dict, path: Path):
     ax.axhline(corpus_info["bigram_entropy"], color="gray", ls=":", lw=1,
                label=f"bigram entropy {corpus_info['bigram_entropy']:.3f}")
     ax.set(xlabel="step", ylabel="loss (nats/token)", yscale="log", title="training loss")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
     ax.legend()
     if reference:
         ax = axes[0][1]
@@ -360,7 +363,8 @@ def main(argv=None) -> int:
         try:
             results[name] = train_variant(name, initial, batches, args, device)
         except Exception as exc:  # report, go on with the other variants
-            traceback.print_exc(file=sys.stderr)
+            if not isinstance(exc, ImportError):  # a missing build needs no traceback
+                traceback.print_exc(file=sys.stderr)
             results[name] = {"error": f"{type(exc).__name__}: {exc}".strip()}
         if results[name]["error"]:
             print(f"{name}: FAILED: {results[name]['error']}", file=sys.stderr)

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""coda-train on the CPU: the smoke configuration end to end (JSON with finite, decreasing losses,
+the PNG, the table), and the synthetic corpus's entropy floor against brute force (a dense
+stationary distribution, and the empirical loss of the true model on sampled tokens)."""
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("matplotlib")
+pytest.importorskip("tqdm")
+
+from coda.corpus import MarkovCorpus  # noqa: E402
+
+SMOKE = ["--device", "cpu", "--hidden", "64", "--layers", "2", "--heads", "4", "--kv-heads", "2",
+         "--ffn", "128", "--vocab", "256", "--seq", "64", "--batch", "2", "--steps", "5",
+         "--variants", "hf_fp32,hf_eager"]
+
+
+def test_smoke_run(tmp_path, capsys):
+    from coda.train import main
+
+    assert main(SMOKE + ["--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "train.json").read_text())
+    assert set(report["variants"]) == {"hf_fp32", "hf_eager"}
+    for name, run in report["variants"].items():
+        losses = run["losses"]
+        assert run["error"] is None, name
+        assert len(losses) == 5 and len(run["step_ms"]) == 5
+        assert all(math.isfinite(v) for v in losses), name
+        assert losses[-1] < losses[0], f"{name}: loss did not go down: {losses}"
+        assert abs(losses[0] - math.log(256)) < 0.5  # random init: about uniform
+        assert run["tokens_per_s"] > 0 and run["peak_gib"] is None  # no CUDA memory on a CPU
+    assert report["corpus"]["entropy_floor"] < report["corpus"]["bigram_entropy"] < math.log(256)
+    assert report["config"]["steps"] == 5 and "device" in report["environment"]
+    assert (tmp_path / "train.png").stat().st_size > 10_000
+    table = capsys.readouterr().out
+    assert "hf_fp32" in table and "hf_eager" in table and "n/a" in table
+
+
+def test_unknown_variant_is_a_usage_error():
+    from coda.train import main
+
+    with pytest.raises(SystemExit):
+        main(["--variants", "hf_fp32,nope"])
+
+
+def dense_stationary(corpus: MarkovCorpus) -> torch.Tensor:
+    """The stationary distribution from the dense transition matrix over (mode, token) states."""
+    V, M, K = corpus.vocab, corpus.modes, corpus.support
+    P = torch.zeros(M * V, M * V, dtype=torch.float64)
+    for m in range(M):
+        for b in range(V):
+            for k in range(K):
+                P[m * V + b, (b % M) * V + corpus.successors[b, k]] += corpus.probs[m, b, k]
+    # pi P = pi and sum(pi) = 1, as one least-squares system.
+    A = torch.cat([P.T - torch.eye(M * V, dtype=torch.float64), torch.ones(1, M * V, dtype=torch.float64)])
+    rhs = torch.zeros(M * V + 1, 1, dtype=torch.float64)
+    rhs[-1] = 1.0
+    return torch.linalg.lstsq(A, rhs).solution.view(M, V)
+
+
+def test_corpus_chain_is_well_formed():
+    corpus = MarkovCorpus(50, support=8, modes=4, seed=3)
+    assert all(len(set(row.tolist())) == 8 for row in corpus.successors)  # distinct successors
+    assert torch.allclose(corpus.probs.sum(-1), torch.ones(4, 50, dtype=torch.float64))
+    assert torch.allclose(corpus.stationary, dense_stationary(corpus), atol=1e-12)
+    a, b = corpus.sample(3, 40), MarkovCorpus(50, support=8, modes=4, seed=3).sample(3, 40)
+    assert torch.equal(a, b)  # deterministic from the seed
+    assert not torch.equal(a, MarkovCorpus(50, support=8, modes=4, seed=4).sample(3, 40))
+
+
+def test_entropy_floor_matches_empirical_loss_of_the_true_model():
+    corpus = MarkovCorpus(50, support=8, modes=4, seed=1)
+    floor = corpus.entropy_floor()
+    assert 0.5 < floor < corpus.bigram_entropy() < math.log(50)
+    log_p = corpus.log_probs(corpus.sample(500, 400))  # ~200k predictions
+    assert torch.isfinite(log_p).all()  # every sampled token is a successor of the one before
+    empirical = -log_p.mean().item()
+    assert abs(empirical - floor) < 0.02 * floor, (empirical, floor)
