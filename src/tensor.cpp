@@ -3,7 +3,6 @@
 #include "coda/tensor.hpp"
 
 #include <limits>
-#include <sstream>
 
 namespace coda {
 
@@ -54,14 +53,15 @@ std::int64_t TensorView::numel() const {
   return n;
 }
 
+// std::to_string, not iostreams: in the Python module, an ostringstream crashed inside the
+// host process's libstdc++ (H100 image, PyTorch 2.11); string concatenation needs no locale.
 std::string describe_shape(const TensorView& t) {
-  std::ostringstream s;
-  s << dtype_name(t.dtype) << "[";
-  for (int i = 0; i < t.rank; ++i) s << (i ? ", " : "") << t.shape[i];
-  s << "] strides (";
-  for (int i = 0; i < t.rank; ++i) s << (i ? ", " : "") << t.stride[i];
-  s << ")";
-  return s.str();
+  std::string dims, strides;
+  for (int i = 0; i < t.rank; ++i) {
+    dims += (i ? ", " : "") + std::to_string(t.shape[i]);
+    strides += (i ? ", " : "") + std::to_string(t.stride[i]);
+  }
+  return std::string(dtype_name(t.dtype)) + "[" + dims + "] strides (" + strides + ")";
 }
 
 void ArgCheck::not_null(const TensorView& t, const char* name) const {

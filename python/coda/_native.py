@@ -18,10 +18,14 @@ except ImportError as e:  # pragma: no cover - a source checkout without a build
 _DTYPE_CODE = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
 
 
+# An empty TensorView (null data, rank 0): how an absent optional tensor crosses.
+EMPTY = (0, 0, (), (), 0)
+
+
 def view(t: torch.Tensor | None):
     """The C++ TensorView of `t` (None: an empty view, i.e. an absent optional argument)."""
     if t is None:
-        return None
+        return EMPTY
     code = _DTYPE_CODE.get(t.dtype)
     if code is None:
         raise TypeError(f"coda: dtype {t.dtype} is not supported (bf16, fp16, fp32, int32, int64)")

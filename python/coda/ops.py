@@ -150,7 +150,7 @@ def linear_swiglu(a: Tensor, w_gate_up: Tensor, save_z: bool) -> tuple[Tensor, T
     """Z = A·W_guᵀ (gate/up interleaved; empty unless save_z), Y = silu(gate)·up."""
     _require_cuda("linear_swiglu", a=a, w_gate_up=w_gate_up)
     z, y = _swiglu_outputs(a, w_gate_up, save_z)
-    C.linear_swiglu(view(z) if save_z else None, view(y), view(a), view(w_gate_up), stream(a))
+    C.linear_swiglu(view(z if save_z else None), view(y), view(a), view(w_gate_up), stream(a))
     return z, y
 
 
@@ -166,7 +166,7 @@ def linear_rmsnorm_swiglu(h: Tensor, w_gate_up: Tensor, stats: Tensor, stats_k: 
     """linear_swiglu of RMSNorm(X) with the norm deferred (H, stats)."""
     _require_cuda("linear_rmsnorm_swiglu", h=h, w_gate_up=w_gate_up, stats=stats)
     z, y = _swiglu_outputs(h, w_gate_up, save_z)
-    C.linear_rmsnorm_swiglu(view(z) if save_z else None, view(y), view(h), view(w_gate_up), view(stats),
+    C.linear_rmsnorm_swiglu(view(z if save_z else None), view(y), view(h), view(w_gate_up), view(stats),
                             *stats_layout(h.shape[0], h.shape[1], stats_k), eps, stream(h))
     return z, y
 
@@ -218,7 +218,7 @@ def linear_qknorm_rope(a: Tensor, w_qkv: Tensor, positions: Tensor, frequencies:
                   q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
     m, n = a.shape[0], w_qkv.shape[0]
     qkv, pre = _empty(a, m, n), (_empty(a, m, n) if save_pre else _empty(a, 0))
-    C.linear_qknorm_rope(view(qkv), view(pre) if save_pre else None, view(a), view(w_qkv), view(positions),
+    C.linear_qknorm_rope(view(qkv), view(pre if save_pre else None), view(a), view(w_qkv), view(positions),
                          view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads, kv_heads,
                          qk_eps, stream(a))
     return qkv, pre
@@ -240,7 +240,7 @@ def linear_rmsnorm_qknorm_rope(h: Tensor, w_qkv: Tensor, stats: Tensor, stats_k:
                   frequencies=frequencies, q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
     m, n = h.shape[0], w_qkv.shape[0]
     qkv, pre = _empty(h, m, n), (_empty(h, m, n) if save_pre else _empty(h, 0))
-    C.linear_rmsnorm_qknorm_rope(view(qkv), view(pre) if save_pre else None, view(h), view(w_qkv), view(stats),
+    C.linear_rmsnorm_qknorm_rope(view(qkv), view(pre if save_pre else None), view(h), view(w_qkv), view(stats),
                                  *stats_layout(m, h.shape[1], stats_k), eps, view(positions),
                                  view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads,
                                  kv_heads, qk_eps, stream(h))
@@ -291,7 +291,7 @@ def linear_cross_entropy_fwd_bwd(x: Tensor, weight: Tensor, targets: Tensor, ign
     dx = _empty(x, *x.shape)
     dw = _empty(x, *weight.shape, dtype=torch.float32)
     ws = _workspace(x, C.linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, 0))
-    C.linear_cross_entropy_fwd_bwd(view(loss), view(lse), view(dx), view(dw), False, view(zdz), None, view(x),
+    C.linear_cross_entropy_fwd_bwd(view(loss), view(lse), view(dx), view(dw), False, view(zdz), view(None), view(x),
                                    view(weight), view(targets), ignore_index, reduction, z_loss, softcap,
                                    ws.data_ptr(), ws.numel(), stream(x))
     return loss, lse, dx, dw, zdz
