@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The one list of compiled GEMM kernels, and the generator of src/instances/ from it.
 
-Each instance is one translation unit (~40 s and ~3.5 GB of nvcc each), so each must earn its
-place: see docs/design.md §10 for why these configs.
+Each plain-GEMM instance is one translation unit (~40 s and ~3.5 GB of nvcc each) and each
+epilogue program one unit with all its configs, so each must earn its place: see docs/design.md §10 for why these configs.
 
     python3 scripts/instances.py          # (re)write src/instances/
     python3 scripts/instances.py --check  # exit 1 if src/instances/ differs from the list (CI)
@@ -77,21 +77,34 @@ def epilogue_instances():
             yield f"epi_{pname}_{layout.lower()}_{d}_{CONFIGS[config]}", program, config, layout
 
 
-def epilogue_tu(name, program, config, layout):
+def epilogue_tu_name(program):
+    """One translation unit per program holds all its configs: the CUTLASS headers are parsed once
+    for both kernels (nvcc's front ends are most of a kernel's compile time), and an edit to one
+    program rebuilds only its file."""
+    layout = PROGRAM_LAYOUTS.get(program, "AkBk")
+    return f"epi_{EPILOGUE_PROGRAMS[program]}_{layout.lower()}_{d_type_of(program)}"
+
+
+def epilogue_tu(program, kernels):
+    element = {"void": "void", "f32": "float", "bf16": "cutlass::bfloat16_t"}[d_type_of(program)]
+    body = ""
+    for name, _, config, layout in kernels:
+        body += (
+            f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
+            + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"
+            + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{layout}, {element},\n"
+            + f"                             gemm::TileConfig::{config}, {program}>;\n"
+            + "  K::FusionArguments fusion{};\n"
+            + f"  {program}::fill(fusion, e);\n"
+            + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
+            + "}\n\n"
+        )
     return (
         HEADER
         + '#include "coda/epilogue/programs.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
-        + f"using K = gemm::GemmKernel<gemm::OperandLayout::k{layout}, "
-        + {"void": "void", "f32": "float", "bf16": "cutlass::bfloat16_t"}[d_type_of(program)] + ",\n"
-        + f"                           gemm::TileConfig::{config}, {program}>;\n\n"
-        + f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
-        + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"
-        + "  K::FusionArguments fusion{};\n"
-        + f"  {program}::fill(fusion, e);\n"
-        + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
-        + "}\n\n"
+        + body
         + "}  // namespace coda::epilogue::instances\n"
     )
 
@@ -140,8 +153,11 @@ def dispatch_inc():
 def expected_files():
     files = {OUT / "dispatch.inc": dispatch_inc(),
              OUT / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
-    for name, program, config, layout in epilogue_instances():
-        files[OUT / f"{name}_sm90a.cu"] = epilogue_tu(name, program, config, layout)
+    by_program = {}
+    for kernel in epilogue_instances():
+        by_program.setdefault(kernel[1], []).append(kernel)
+    for program, kernels in by_program.items():
+        files[OUT / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
     for name, layout, dname, _, config in instances():
         files[OUT / f"{name}_sm90a.cu"] = instance_tu(name, layout, dname, config)
     return files
@@ -165,7 +181,7 @@ def main():
     for p, text in files.items():
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
-    print(f"{len(files) - 2} instances in {OUT.relative_to(ROOT)}")
+    print(f"{len(files) - 2} translation units in {OUT.relative_to(ROOT)}")
     return 0
 
 
