@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The whole GPU check in one command on a Hopper machine: build (16 jobs) -> GPU tests -> GEMM
-# benchmark against cuBLAS -> epilogue benchmark against the plain GEMM -> forward and backward ops
-# against cuBLAS and stock PyTorch. Logs and JSON go under $OUT (default ./device-out); a short table is
-# printed last.
+# The GPU work in one command on a Hopper machine. Logs and JSON go under $OUT (default
+# ./device-out); a short table is printed last.
+#   scripts/device-run.sh train      the main job: install the Python package (pip install ., an
+#                                    incremental build in $CODA_BUILD_DIR) and run coda-train
+#                                    (TRAIN_ARGS: its flags)
+#   scripts/device-run.sh pytest     install, then the Python GPU tests (parity, opcheck, compile,
+#                                    CUDA graphs), a missing GPU failing them
+#   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
+#                                    LAYER_ARGS; Liger from the carried .whl/)
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
+#                                    the C++ side: build (16 jobs) -> GPU tests -> GEMM benchmark
+#                                    against cuBLAS -> epilogue and op benchmarks
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -21,6 +28,40 @@ export CODA_DATE=${CODA_DATE:-$(date -u +%Y-%m-%d)}
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv \
   > "$out/gpu.txt" 2>&1 || true
 cat "$out/gpu.txt"
+
+# The Python side: one pip install (CMake through scikit-build-core; a warm build dir rebuilds
+# only what changed), then the mode's command, from outside the checkout so that `coda` is the
+# installed package.
+install_package() {
+  local t0=$SECONDS
+  [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
+  python3 -m pip install --no-build-isolation --no-deps -v \
+    -Cbuild-dir="${CODA_BUILD_DIR:-${TMPDIR:-/tmp}/coda-build}" . > "$out/install.log" 2>&1 \
+    || { tail -40 "$out/install.log"; exit 1; }
+  echo "package installed in $((SECONDS - t0)) s"
+}
+repo=$PWD
+case "$mode" in
+  train)
+    install_package
+    # shellcheck disable=SC2086
+    (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.train --out "$out" ${TRAIN_ARGS:-})
+    exit $? ;;
+  pytest)
+    install_package
+    (cd "$out" && CODA_REQUIRE_GPU=1 python3 -m pytest -q -p no:cacheprovider "$repo/tests/python" \
+      2>&1 | tee "$out/pytest.log" | tail -40)
+    exit $? ;;
+  layer)
+    install_package
+    if ls .whl/liger_kernel-*.whl > /dev/null 2>&1; then
+      python3 -m pip install -q --no-index --no-deps --target "${TMPDIR:-/tmp}/coda-whl" .whl/*.whl \
+        && export PYTHONPATH="${TMPDIR:-/tmp}/coda-whl${PYTHONPATH:+:$PYTHONPATH}"
+    fi
+    # shellcheck disable=SC2086
+    (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench layer --out "$out" ${LAYER_ARGS:-})
+    exit $? ;;
+esac
 
 if [ -n "${CODA_PREBUILT:-}" ]; then
   bin=$CODA_PREBUILT

@@ -126,7 +126,7 @@ def build_coda(hf_layer: nn.Module, problem: Problem) -> Variant:
         return coda.nn.first_state(x2d, layer.input_norm_weight, eps)
 
     return Variant(name="coda", clear_grads=clear_grads, prepare=prepare,
-                   forward=lambda state: layer(state, problem.positions),
+                   forward=lambda state: layer(state, problem.positions, batch=problem.batch),
                    backward=lambda out: out.x.backward(dy), output=lambda out: out.x)
 
 

@@ -114,7 +114,10 @@ class CodaDecoderLayer(nn.Module):
         theta, scaling = rope_parameters(config)
         layer.frequencies = layout.rope_frequencies(dims["q_heads"], dims["kv_heads"], dims["head_dim"], theta,
                                                     scaling, ref.device)
-        layer.next_norm_weight = next_norm_weight
+        # A plain (detached) alias, not a registered parameter: its gradient belongs to the layer
+        # that owns it (the next one), and it must not appear in this layer's state_dict.
+        object.__setattr__(layer, "next_norm_weight",
+                           None if next_norm_weight is None else next_norm_weight.detach())
         return layer
 
     def _from_hf_state_dict(self, state_dict, prefix, *args):

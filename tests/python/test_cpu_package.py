@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The package's CPU side (runs in CI): fake kernels and shapes, validation errors, the weight
+re-layout and its exact inverse, the Hugging Face state_dict round trip, patch refusals. The
+references here are written independently of the code they check (RoPE in float64 both ways)."""
+import math
+import warnings
+
+import pytest
+import torch
+
+from hf_layers import make_config
+
+
+def test_fake_kernels_give_shapes_and_dtypes_on_meta_tensors():
+    from coda import ops
+
+    m, k, n, f, v = 300, 256, 512, 384, 1000
+    meta = dict(device="meta")
+    a, w = torch.empty(m, k, dtype=torch.bfloat16, **meta), torch.empty(n, k, dtype=torch.bfloat16, **meta)
+    stats = torch.empty(ops.norm_stats_floats(m, k), **meta)
+    x, h, st = ops.linear_residual_rms(a, torch.empty(k, k, dtype=torch.bfloat16, **meta), a, a[0])
+    assert x.shape == h.shape == (m, k) and st.shape == (ops.norm_stats_floats(m, k),)
+    assert st.dtype == torch.float32
+    assert ops.linear_rmsnorm(h, w, stats, k, 1e-5).shape == (m, n)
+    z, y = ops.linear_rmsnorm_swiglu(h, torch.empty(2 * f, k, dtype=torch.bfloat16, **meta), stats, k, 1e-5, False)
+    assert z.shape == (0,) and y.shape == (m, f)
+    loss, lse = ops.linear_cross_entropy(h, torch.empty(v, k, dtype=torch.bfloat16, **meta),
+                                         torch.empty(m, dtype=torch.long, **meta), -100, 0, 0.0, 0.0)
+    assert loss.shape == (m,) and lse.shape == (m,)
+    dz, yy, zdz = ops.linear_swiglu_bwd(a, torch.empty(k, f, dtype=torch.bfloat16, **meta),
+                                        torch.empty(m, 2 * f, dtype=torch.bfloat16, **meta))
+    assert dz.shape == (m, 2 * f) and yy.shape == (m, f) and zdz.dtype == torch.float32
+
+
+def test_norm_stats_floats_matches_the_library():
+    from coda import _C, ops
+
+    for m, n in [(1, 8), (255, 2048), (16384, 4096), (16383, 8192), (300, 136)]:
+        assert ops.norm_stats_floats(m, n) == _C.norm_stats_floats(m, n)
+
+
+def test_cpu_tensors_and_bad_dtypes_are_refused_with_the_argument_named():
+    from coda import ops
+
+    a = torch.randn(64, 64).bfloat16()
+    with pytest.raises(ValueError, match="argument 'a' must be a CUDA tensor"):
+        ops.linear_residual_rms(a, a, a, a[0])
+    with pytest.raises(ValueError, match="argument 'x' must be a CUDA tensor"):
+        ops.linear_cross_entropy(a, a, torch.zeros(64, dtype=torch.long), -100, 2, 0.0, 0.0)
+
+
+def test_library_errors_become_value_errors():
+    from coda import _C
+
+    with pytest.raises(ValueError, match="must be positive"):
+        _C.linear_residual_rms_stats_layout(0, 128, 128)
+
+
+def _rope_half(x, pos, inv):
+    """HF rotate-half RoPE of one head [T, hd] in float64."""
+    ang = pos[:, None] * inv[None]
+    cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
+    x1, x2 = x.chunk(2, -1)
+    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+
+def _rope_pairs(x, pos, inv):
+    """Adjacent-pair RoPE (what the epilogue computes) of one head [T, hd] in float64."""
+    ang = pos[:, None] * inv[None]
+    a, b = x[:, 0::2], x[:, 1::2]
+    out = torch.empty_like(x)
+    out[:, 0::2], out[:, 1::2] = a * ang.cos() - b * ang.sin(), a * ang.sin() + b * ang.cos()
+    return out
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_rope_relayout_preserves_attention_scores(head_dim):
+    from coda.nn import layout
+
+    heads, kv, hidden, t = 4, 2, 256, 33
+    w_q = torch.randn(heads * head_dim, hidden, dtype=torch.float64)
+    w_k = torch.randn(kv * head_dim, hidden, dtype=torch.float64)
+    w_v = torch.randn(kv * head_dim, hidden, dtype=torch.float64)
+    x = torch.randn(t, hidden, dtype=torch.float64)
+    pos = torch.arange(t, dtype=torch.float64) * 7
+    inv = 1.0 / (5e5 ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    fused = layout.fuse_qkv(w_q, w_k, w_v, heads, kv, head_dim)
+    q_p, k_p, v_p = (x @ fused.t()).split([heads * head_dim, kv * head_dim, kv * head_dim], -1)
+    assert torch.equal(v_p, x @ w_v.t())
+    q_h, k_h = x @ w_q.t(), x @ w_k.t()
+    for h in range(heads):
+        g = h // (heads // kv)
+        hs, gs = slice(h * head_dim, (h + 1) * head_dim), slice(g * head_dim, (g + 1) * head_dim)
+        ref = _rope_half(q_h[:, hs], pos, inv) @ _rope_half(k_h[:, gs], pos, inv).t()
+        got = _rope_pairs(q_p[:, hs], pos, inv) @ _rope_pairs(k_p[:, gs], pos, inv).t()
+        torch.testing.assert_close(got, ref, rtol=1e-12, atol=1e-9)
+
+
+def test_relayouts_are_exact_inverses():
+    from coda.nn import layout
+
+    w_q, w_k, w_v = torch.randn(512, 64), torch.randn(256, 64), torch.randn(256, 64)
+    back = layout.split_qkv(layout.fuse_qkv(w_q, w_k, w_v, 4, 2, 128), 4, 2, 128)
+    assert all(torch.equal(a, b) for a, b in zip(back, (w_q, w_k, w_v)))
+    gate, up = torch.randn(96, 32), torch.randn(96, 32)
+    fused = layout.fuse_gate_up(gate, up)
+    assert torch.equal(fused[0::2], gate) and torch.equal(fused[1::2], up)
+    assert all(torch.equal(a, b) for a, b in zip(layout.split_gate_up(fused), (gate, up)))
+    g = torch.randn(128)
+    assert torch.equal(layout.half_order(layout.pair_order(g, 128), 128), g)
+
+
+def test_rope_frequency_table_matches_an_independent_computation():
+    from coda.nn import layout
+
+    heads, kv, hd, theta = 4, 2, 64, 5e5
+    table = layout.rope_frequencies(heads, kv, hd, theta, None, "cpu").double()
+    turns = (table[0::2] + table[1::2]).view(-1)  # (hi, lo) pairs, one per column pair
+    inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)) / (2 * math.pi)
+    expect = torch.cat([inv.repeat(heads + kv), torch.zeros(kv * hd // 2, dtype=torch.float64)])
+    torch.testing.assert_close(turns, expect, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen3"])
+def test_layer_state_dict_is_the_hugging_face_one_bit_for_bit(model_type):
+    from coda.nn import CodaDecoderLayer
+    from hf_layers import make_layer
+
+    config = make_config(model_type, "tiny")
+    hf = make_layer(config, device="cpu")
+    coda_layer = CodaDecoderLayer.from_hf(hf, config)
+    ours, theirs = coda_layer.state_dict(), hf.state_dict()
+    assert ours.keys() == theirs.keys()
+    for k in theirs:
+        assert torch.equal(ours[k], theirs[k]), k
+    again = CodaDecoderLayer.from_hf(hf, config)
+    again.load_state_dict(ours)
+    for (n, p), (_, q) in zip(again.named_parameters(), coda_layer.named_parameters()):
+        assert torch.equal(p, q), n
+
+
+def _tiny_model(model_type="llama", **overrides):
+    from transformers import AutoModelForCausalLM
+
+    config = make_config(model_type, "tiny")
+    for k, v in overrides.items():
+        setattr(config, k, v)
+    return AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+
+
+def test_patch_refuses_without_a_hopper_gpu_or_leaves_the_model_untouched():
+    import coda
+
+    model = _tiny_model()
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the refusal path is for machines without one")
+    with pytest.raises(coda.UnsupportedModel, match="no CUDA device"):
+        coda.patch_llama(model)
+    before = type(model.model.layers[0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert coda.patch_llama(model, strict=False) is model
+    assert any("left unpatched" in str(w.message) for w in caught)
+    assert type(model.model.layers[0]) is before and "forward" not in vars(model)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("attention_bias", True, "attention_bias"),
+    ("mlp_bias", True, "mlp_bias"),
+    ("hidden_act", "gelu", "hidden_act"),
+    ("head_dim", 96, "head_dim"),
+])
+def test_unsupported_configs_are_named(field, value, message):
+    import coda
+    from coda.nn import check_config
+
+    config = make_config("llama", "tiny")
+    setattr(config, field, value)
+    with pytest.raises(coda.UnsupportedModel, match=message):
+        check_config(config)
+
+
+def test_patch_and_unpatch_keep_the_checkpoint_bit_for_bit(monkeypatch):
+    """The conversion itself (the GPU check bypassed): state_dict unchanged, unpatch exact."""
+    import coda
+    import coda.hf
+
+    monkeypatch.setattr(coda.hf, "_check_device", lambda model: None)
+    model = _tiny_model("qwen3")
+    hf_class = type(model.model.layers[0])
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    coda.patch_qwen3(model)
+    assert type(model.model.layers[0]).__name__ == "CodaDecoderLayer"
+    after = model.state_dict()
+    assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
+    coda.unpatch(model)
+    assert type(model.model.layers[0]) is hf_class
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
