@@ -29,12 +29,12 @@ def view(t: torch.Tensor | None):
     code = _DTYPE_CODE.get(t.dtype)
     if code is None:
         raise TypeError(f"coda: dtype {t.dtype} is not supported (bf16, fp16, fp32, int32, int64)")
-    return (t.data_ptr(), code, t.shape, t.stride(), t.device.index or 0)
+    return (t.data_ptr(), code, t.shape, t.stride(), t.get_device())
 
 
 def stream(t: torch.Tensor) -> int:
     """The current CUDA stream of t's device, as the int the C++ API takes."""
-    return torch.cuda.current_stream(t.device).cuda_stream
+    return torch._C._cuda_getCurrentRawStream(t.get_device())
 
 
 C = _C

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 import torch
@@ -338,6 +339,7 @@ def main(argv=None) -> int:
     # The fp32 reference must be fp32: no TF32 in matmuls or convolutions (bf16 is unaffected).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores")  # off on purpose
     args.out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.perf_counter()

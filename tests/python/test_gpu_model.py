@@ -60,10 +60,13 @@ def test_patched_model_matches_hf(model_type):
     assert abs(float(loss) - float(loss_ref)) <= 2 * abs(float(loss_hf) - float(loss_ref)) + 1e-6
     g_coda = _hf_grads(patched)
     assert set(g_coda) == set(g_ref)
+    over = []
     for name, gr in g_ref.items():
-        err = (g_coda[name] - gr).abs().max()
-        bound = 2 * (g_hf[name] - gr).abs().max() + 1e-6
-        assert err <= bound, f"d {name}: {float(err):.3e} > {float(bound):.3e}"
+        err = float((g_coda[name] - gr).abs().max())
+        hf_err = float((g_hf[name] - gr).abs().max())
+        if err > 2 * hf_err + 1e-6:
+            over.append(f"d {name}: {err:.3e} > 2 x {hf_err:.3e} (|ref| max {float(gr.abs().max()):.3e})")
+    assert not over, "\n".join(over)
 
 
 def test_state_dict_and_unpatch_round_trip():
@@ -81,28 +84,58 @@ def test_state_dict_and_unpatch_round_trip():
         assert torch.equal(before[k], v), k
 
 
-def test_compile_fullgraph_and_cuda_graph():
+def test_compile_fullgraph():
     import coda
 
     model = coda.patch_llama(_model("llama"))
     ids = torch.randint(0, model.config.vocab_size, (2, 256), device="cuda")
-    eager_loss, _ = _loss_and_grads(model, ids)
-
+    eager_loss, eager_grads = _loss_and_grads(model, ids)
     compiled = torch.compile(model, fullgraph=True)
-    loss = compiled(input_ids=ids, labels=ids).loss
-    loss.backward()
-    torch.testing.assert_close(loss.detach().double(), eager_loss, rtol=1e-3, atol=1e-3)
+    loss, grads = _loss_and_grads(compiled, ids)
+    # The same CODA kernels; Inductor may fuse the glue around them differently, and the embedding
+    # gradient sums with atomics, so close rather than bitwise.
+    torch.testing.assert_close(loss, eager_loss, rtol=1e-3, atol=1e-6)
+    for name, g in grads.items():
+        torch.testing.assert_close(g, eager_grads[name], rtol=2e-2, atol=1e-6, msg=name)
 
-    class Step(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
 
-        def forward(self, ids):
-            return self.inner(input_ids=ids, labels=ids).loss
+_CAPTURE = """
+import torch, coda
+from transformers import AutoModelForCausalLM
+import sys; sys.path.insert(0, {here!r})
+from hf_layers import make_config
+model = coda.patch_llama(AutoModelForCausalLM.from_config(make_config("llama", "tiny")).to("cuda", torch.bfloat16))
+ids = torch.randint(0, model.config.vocab_size, (2, 256), device="cuda")
 
-    model.zero_grad(set_to_none=True)
-    graphed = torch.cuda.make_graphed_callables(Step(model), (ids,), allow_unused_input=True)
-    g_loss = graphed(ids)
-    g_loss.backward()
-    torch.testing.assert_close(g_loss.detach().double(), eager_loss, rtol=1e-3, atol=1e-3)
+class Step(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, ids):
+        return self.inner(input_ids=ids, labels=ids).loss
+
+eager = Step(model)(ids)
+eager.backward()
+want = {{n: p.grad.clone() for n, p in model.named_parameters()}}
+model.zero_grad(set_to_none=True)
+graphed = torch.cuda.make_graphed_callables(Step(model), (ids,), allow_unused_input=True)
+model.zero_grad(set_to_none=True)
+loss = graphed(ids)
+loss.backward()
+torch.testing.assert_close(loss, eager.detach(), rtol=1e-3, atol=1e-6)
+for n, p in model.named_parameters():  # embedding gradients sum with atomics: close, not bitwise
+    torch.testing.assert_close(p.grad.float(), want[n].float(), rtol=2e-2, atol=1e-6, msg=n)
+print("captured and replayed: loss and every gradient match eager")
+"""
+
+
+def test_cuda_graph_capture_of_forward_and_backward():
+    """In a fresh process: a failed capture must not leave this one's CUDA state in capture mode."""
+    import pathlib
+    import subprocess
+    import sys
+
+    here = str(pathlib.Path(__file__).resolve().parent)
+    run = subprocess.run([sys.executable, "-c", _CAPTURE.format(here=here)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
