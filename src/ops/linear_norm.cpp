@@ -17,6 +17,7 @@ Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name,
   check.rank_is(A, a_name, 2);
   check.not_null(W, "W");
   check.rank_is(W, "W", 2);
+  check.dim_is(W, "W", 1, A.shape[1], "K (the input's dim 1)");
   return {A.shape[0], W.shape[0], A.shape[1]};
 }
 }  // namespace

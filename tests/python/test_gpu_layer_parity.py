@@ -26,7 +26,7 @@ def _contract(name, got, framework, ref):
 
 
 @pytest.mark.parametrize("model", ["llama", "qwen3"])
-@pytest.mark.parametrize("size", ["1B", "8B"])
+@pytest.mark.parametrize("size", ["tiny", "1B", "8B"])
 @pytest.mark.parametrize("packed", [False, True], ids=["plain", "packed"])
 def test_layer_matches_hf(model, size, packed):
     import coda.nn
