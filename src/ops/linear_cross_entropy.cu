@@ -311,9 +311,14 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   p.ignore_index = ce.ignore_index;
   p.target_logits = target_logits;
   p.softcap = ce.softcap;
-  epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);  // validates X, W, devices
+  // Every pointer the launches below touch, checked before the first of them writes anything
+  // (the GEMM launcher checks X and W).
+  require_current_device(X.device, kWhere, "X");
   require_device_memory(loss.data, X.device, kWhere, "loss");
   require_device_memory(lse.data, X.device, kWhere, "lse");
+  require_device_memory(targets.data, X.device, kWhere, "targets");
+  require_device_memory(workspace, X.device, kWhere, "workspace");
+  epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);
 
   const bool reduce = ce.reduction != Reduction::kNone;
   const int blocks = static_cast<int>((m + 255) / 256);

@@ -76,11 +76,13 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   // G = dZ · W: B is W read as a D × N N-major matrix (the dgrad layout).
   const TensorView B =
       TensorView::matrix_col_major(W.data, DType::kBF16, d, n, W.stride[0], W.device);
+  // Every pointer the launches below touch, checked before the first of them writes anything.
+  require_device_memory(dw.data, device, kWhere, "dw");
+  require_device_memory(workspace, device, kWhere, "workspace");
   if (accumulate)
     epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, choice, stream);
   else
     epilogue::rms_norm_bwd(dX, dZ, B, p, choice, stream);
-  require_device_memory(dw.data, device, kWhere, "dw");
   epilogue::merge_partial_sums(p.dw_partials,
                                epilogue::per_col_partial_layout(choice.config, int(m), int(d)),
                                int(d), static_cast<float*>(dw.data), stream);

@@ -65,8 +65,10 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   p.packed_dz = dZ.data;
   p.packed_dz_stride = dZ.stride[0] / 2;
   p.zdz_partials = static_cast<float*>(workspace);
-  epilogue::swiglu_bwd(Y, dOut, B, p, choice, stream);
+  // Every pointer the launches below touch, checked before the first of them writes anything.
   require_device_memory(zdz.data, dOut.device, kWhere, "zdz");
+  require_device_memory(workspace, dOut.device, kWhere, "workspace");
+  epilogue::swiglu_bwd(Y, dOut, B, p, choice, stream);
   epilogue::merge_partial_sums(p.zdz_partials, layout, int(m), static_cast<float*>(zdz.data),
                                stream);
 }
