@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The one list of compiled GEMM kernels, and the generator of src/instances/ from it.
+"""The one list of compiled GEMM kernels, and the generator of their translation units.
 
 Each epilogue program is one translation unit with all its configs, and the plain GEMMs one unit
 per (operand layout, D type): nvcc's front ends (parsing CUTLASS) are most of a unit's ~60 s, so a
-second kernel in a unit costs far less than a unit of its own; each kernel must still earn its place: see docs/design.md §10 for why these configs.
+second kernel in a unit costs far less than a unit of its own; each kernel must still earn its
+place: see docs/design.md §10 for why these configs.
 
-    python3 scripts/instances.py          # (re)write src/instances/
-    python3 scripts/instances.py --check  # exit 1 if src/instances/ differs from the list (CI)
+CMake runs it at configure time into the build tree (nothing generated is committed):
+    python3 scripts/instances.py --out <build>/generated/instances
+It rewrites only files whose text changed, so a reconfigure rebuilds only what the list changed.
 """
 import argparse
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "src" / "instances"
 
 LAYOUTS = ["AkBk", "AkBn", "AmBn"]  # forward, dgrad, wgrad operand layouts (config.hpp)
 
@@ -159,41 +160,35 @@ def dispatch_inc():
     return "".join(lines)
 
 
-def expected_files():
-    files = {OUT / "dispatch.inc": dispatch_inc(),
-             OUT / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
+def expected_files(out):
+    files = {out / "dispatch.inc": dispatch_inc(),
+             out / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
     by_program = {}
     for kernel in epilogue_instances():
         by_program.setdefault(kernel[1], []).append(kernel)
     for program, kernels in by_program.items():
-        files[OUT / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
+        files[out / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
     by_layout = {}
     for kernel in instances():
         by_layout.setdefault((kernel[1], kernel[2]), []).append(kernel)
     for (layout, dname), kernels in by_layout.items():
-        files[OUT / f"gemm_{layout.lower()}_{dname}_sm90a.cu"] = instance_tu(kernels)
+        files[out / f"gemm_{layout.lower()}_{dname}_sm90a.cu"] = instance_tu(kernels)
     return files
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--out", type=pathlib.Path, required=True, help="folder of the generated files")
     args = parser.parse_args()
-    files = expected_files()
-    existing = set(OUT.glob("*_sm90a.cu")) | set(OUT.glob("*.inc"))
-    if args.check:
-        stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
-        extra = existing - set(files)
-        for p in stale + sorted(extra):
-            print(f"out of date: {p.relative_to(ROOT)}", file=sys.stderr)
-        return 1 if stale or extra else 0
-    OUT.mkdir(parents=True, exist_ok=True)
-    for p in existing - set(files):
+    out = args.out
+    files = expected_files(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for p in (set(out.glob("*_sm90a.cu")) | set(out.glob("*.inc"))) - set(files):
         p.unlink()
     for p, text in files.items():
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
-    print(f"{len(files) - 2} translation units in {OUT.relative_to(ROOT)}")
+    print(f"{len(files) - 2} kernel translation units in {out}")
     return 0
 
 

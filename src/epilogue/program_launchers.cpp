@@ -18,7 +18,7 @@ namespace instances {
 #define CODA_EPILOGUE_INSTANCE(program, config, layout, name)                                   \
   void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
             cudaStream_t);
-#include "../instances/epilogue_dispatch.inc"
+#include "instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
 }  // namespace instances
 
@@ -34,7 +34,7 @@ Launcher<Params> find(gemm::TileConfig config) {
   if constexpr (std::is_same_v<Params, program##Params>) {        \
     if (config == gemm::TileConfig::cfg) return &instances::name; \
   }
-#include "../instances/epilogue_dispatch.inc"
+#include "instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
   return nullptr;
 }
@@ -44,7 +44,7 @@ template <class Params>
 gemm::OperandLayout compiled_layout() {
 #define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name) \
   if constexpr (std::is_same_v<Params, program##Params>) return gemm::OperandLayout::layout;
-#include "../instances/epilogue_dispatch.inc"
+#include "instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
   return gemm::OperandLayout::kAkBk;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The table of compiled plain-GEMM kernels, expanded from the generated src/instances/dispatch.inc.
+// The table of compiled plain-GEMM kernels, expanded from the generated instances/dispatch.inc (in the build tree).
 #include "coda/gemm/instance.hpp"
 
 namespace coda::gemm {
@@ -8,7 +8,7 @@ namespace instances {
 #define CODA_GEMM_INSTANCE(layout, d_dtype, config, name)                                       \
   void name##_run(const GemmProblem&, const KernelChoice&, const float*, void*, cudaStream_t); \
   std::size_t name##_workspace(const GemmProblem&, const KernelChoice&);
-#include "../instances/dispatch.inc"
+#include "instances/dispatch.inc"
 #undef CODA_GEMM_INSTANCE
 }  // namespace instances
 
@@ -17,7 +17,7 @@ constexpr GemmInstance kInstances[] = {
 #define CODA_GEMM_INSTANCE(layout, d_dtype, config, name)                         \
   {OperandLayout::layout, DType::d_dtype, TileConfig::config, &instances::name##_run, \
    &instances::name##_workspace},
-#include "../instances/dispatch.inc"
+#include "instances/dispatch.inc"
 #undef CODA_GEMM_INSTANCE
 };
 }  // namespace
