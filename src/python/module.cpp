@@ -51,14 +51,21 @@ std::pair<int, std::int64_t> layout_of(const RowNormStats& s) {
   return {s.layout.tiles, s.layout.padded};
 }
 
-QkNorm qk_norm_of(const TensorView& q_weight, const TensorView& k_weight, int q_heads,
-                  int kv_heads, float eps) {
+QkNorm qk_norm_of(const TensorView& q_weight, const TensorView& k_weight, int q_heads, int kv_heads,
+                  float eps) {
   return QkNorm{q_weight, k_weight, q_heads, kv_heads, eps};
 }
 
-Reduction reduction_of(int r) {
-  if (r < 0 || r > 2) throw coda::Error("reduction: must be 0 (none), 1 (sum) or 2 (mean)");
-  return static_cast<Reduction>(r);
+CrossEntropyOptions ce_options(std::int64_t ignore_index, int reduction, float z_loss,
+                               float softcap) {
+  if (reduction < 0 || reduction > 2)
+    throw coda::Error("reduction: must be 0 (none), 1 (sum) or 2 (mean)");
+  CrossEntropyOptions ce;
+  ce.ignore_index = ignore_index;
+  ce.reduction = static_cast<Reduction>(reduction);
+  ce.z_loss = z_loss;
+  ce.softcap = softcap;
+  return ce;
 }
 
 }  // namespace
@@ -75,11 +82,10 @@ NB_MODULE(_C, m) {
 
   // --- sizes and layouts (host only) ---------------------------------------------------------
   m.def("norm_stats_floats", &norm_stats_floats, nb::arg("m"), nb::arg("n"));
-  m.def("linear_residual_rms_stats_layout",
-        [](std::int64_t mm, std::int64_t n, std::int64_t k) {
-          const auto l = linear_residual_rms_stats_layout(mm, n, k);
-          return std::make_pair(l.tiles, l.padded);
-        });
+  m.def("linear_residual_rms_stats_layout", [](std::int64_t mm, std::int64_t n, std::int64_t k) {
+    const auto l = linear_residual_rms_stats_layout(mm, n, k);
+    return std::make_pair(l.tiles, l.padded);
+  });
   m.def("linear_swiglu_bwd_workspace_bytes", &linear_swiglu_bwd_workspace_bytes);
   m.def("linear_rmsnorm_bwd_workspace_bytes", &linear_rmsnorm_bwd_workspace_bytes);
   m.def("qknorm_rope_bwd_workspace_bytes", &qknorm_rope_bwd_workspace_bytes);
@@ -91,9 +97,9 @@ NB_MODULE(_C, m) {
   m.def("rope_frequencies",
         [](int q_heads, int kv_heads, int head_dim, double theta, double factor,
            double low_freq_factor, double high_freq_factor, double original_max_position) {
-          return rope_frequencies(q_heads, kv_heads, head_dim, theta,
-                                  RopeScaling{factor, low_freq_factor, high_freq_factor,
-                                              original_max_position});
+          return rope_frequencies(
+              q_heads, kv_heads, head_dim, theta,
+              RopeScaling{factor, low_freq_factor, high_freq_factor, original_max_position});
         });
 
   // --- forward ops ---------------------------------------------------------------------------
@@ -110,32 +116,29 @@ NB_MODULE(_C, m) {
           linear_residual_rms(X, H, s, A, W, R, w, as_stream(stream));
           return layout_of(s);
         });
-  m.def("linear_rmsnorm", [](const TensorView& D, const TensorView& H, const TensorView& W,
-                             const TensorView& stats, int tiles, std::int64_t padded, float eps,
-                             std::uintptr_t stream) {
-    linear_rmsnorm(D, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                   as_stream(stream));
-  });
-  m.def("linear_swiglu", [](const TensorView& Z, const TensorView& Y, const TensorView& A,
-                            const TensorView& W, std::uintptr_t stream) {
-    linear_swiglu(Z, Y, A, W, as_stream(stream));
-  });
-  m.def("linear_rmsnorm_swiglu",
-        [](const TensorView& Z, const TensorView& Y, const TensorView& H, const TensorView& W,
-           const TensorView& stats, int tiles, std::int64_t padded, float eps,
-           std::uintptr_t stream) {
-          linear_rmsnorm_swiglu(Z, Y, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                                as_stream(stream));
+  m.def("linear_rmsnorm",
+        [](const TensorView& D, const TensorView& H, const TensorView& W, const TensorView& stats,
+           int tiles, std::int64_t padded, float eps, std::uintptr_t stream) {
+          linear_rmsnorm(D, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
+                         as_stream(stream));
         });
-  m.def("linear_rope", [](const TensorView& QKV, const TensorView& A, const TensorView& W,
-                          const TensorView& positions, const TensorView& freqs,
-                          std::uintptr_t stream) {
-    linear_rope(QKV, A, W, positions, freqs, as_stream(stream));
+  m.def("linear_swiglu",
+        [](const TensorView& Z, const TensorView& Y, const TensorView& A, const TensorView& W,
+           std::uintptr_t stream) { linear_swiglu(Z, Y, A, W, as_stream(stream)); });
+  m.def("linear_rmsnorm_swiglu", [](const TensorView& Z, const TensorView& Y, const TensorView& H,
+                                    const TensorView& W, const TensorView& stats, int tiles,
+                                    std::int64_t padded, float eps, std::uintptr_t stream) {
+    linear_rmsnorm_swiglu(Z, Y, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
+                          as_stream(stream));
   });
+  m.def("linear_rope",
+        [](const TensorView& QKV, const TensorView& A, const TensorView& W,
+           const TensorView& positions, const TensorView& freqs,
+           std::uintptr_t stream) { linear_rope(QKV, A, W, positions, freqs, as_stream(stream)); });
   m.def("linear_rmsnorm_rope",
-        [](const TensorView& QKV, const TensorView& H, const TensorView& W,
-           const TensorView& stats, int tiles, std::int64_t padded, float eps,
-           const TensorView& positions, const TensorView& freqs, std::uintptr_t stream) {
+        [](const TensorView& QKV, const TensorView& H, const TensorView& W, const TensorView& stats,
+           int tiles, std::int64_t padded, float eps, const TensorView& positions,
+           const TensorView& freqs, std::uintptr_t stream) {
           linear_rmsnorm_rope(QKV, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
                               positions, freqs, as_stream(stream));
         });
@@ -154,64 +157,52 @@ NB_MODULE(_C, m) {
            const TensorView& positions, const TensorView& freqs, const TensorView& q_weight,
            const TensorView& k_weight, int q_heads, int kv_heads, float qk_eps,
            std::uintptr_t stream) {
-          linear_rmsnorm_qknorm_rope(QKV, Pre, H, W,
-                                     stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                                     positions, freqs,
-                                     qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps),
-                                     as_stream(stream));
+          linear_rmsnorm_qknorm_rope(
+              QKV, Pre, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps, positions,
+              freqs, qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps), as_stream(stream));
         });
   m.def("linear_cross_entropy",
         [](const TensorView& loss, const TensorView& lse, const TensorView& X, const TensorView& W,
            const TensorView& targets, std::int64_t ignore_index, int reduction, float z_loss,
            float softcap, std::uintptr_t workspace, std::size_t workspace_bytes,
            std::uintptr_t stream) {
-          CrossEntropyOptions ce;
-          ce.ignore_index = ignore_index;
-          ce.reduction = reduction_of(reduction);
-          ce.z_loss = z_loss;
-          ce.softcap = softcap;
-          linear_cross_entropy(loss, lse, X, W, targets, ce, as_ptr(workspace), workspace_bytes,
-                               as_stream(stream));
+          linear_cross_entropy(loss, lse, X, W, targets,
+                               ce_options(ignore_index, reduction, z_loss, softcap),
+                               as_ptr(workspace), workspace_bytes, as_stream(stream));
         });
 
   // --- backward ops --------------------------------------------------------------------------
   m.def("linear_cross_entropy_fwd_bwd",
         [](const TensorView& loss, const TensorView& lse, const TensorView& dX,
-           const TensorView& dW, bool accumulate_dW, const TensorView& zdz,
-           const TensorView& alpha, const TensorView& X, const TensorView& W,
-           const TensorView& targets, std::int64_t ignore_index, int reduction, float z_loss,
-           float softcap, std::uintptr_t workspace, std::size_t workspace_bytes,
-           std::uintptr_t stream) {
-          CrossEntropyOptions ce;
-          ce.ignore_index = ignore_index;
-          ce.reduction = reduction_of(reduction);
-          ce.z_loss = z_loss;
-          ce.softcap = softcap;
-          linear_cross_entropy_fwd_bwd(loss, lse, CrossEntropyGrads{dX, dW, accumulate_dW, zdz, alpha},
-                                       X, W, targets, ce, as_ptr(workspace), workspace_bytes,
-                                       as_stream(stream));
+           const TensorView& dW, bool accumulate_dW, const TensorView& zdz, const TensorView& alpha,
+           const TensorView& X, const TensorView& W, const TensorView& targets,
+           std::int64_t ignore_index, int reduction, float z_loss, float softcap,
+           std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
+          linear_cross_entropy_fwd_bwd(
+              loss, lse, CrossEntropyGrads{dX, dW, accumulate_dW, zdz, alpha}, X, W, targets,
+              ce_options(ignore_index, reduction, z_loss, softcap), as_ptr(workspace),
+              workspace_bytes, as_stream(stream));
         });
   m.def("linear_swiglu_bwd",
-        [](const TensorView& dZ, const TensorView& Y, const TensorView& zdz,
-           const TensorView& dOut, const TensorView& W_down, const TensorView& Z,
-           std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
+        [](const TensorView& dZ, const TensorView& Y, const TensorView& zdz, const TensorView& dOut,
+           const TensorView& W_down, const TensorView& Z, std::uintptr_t workspace,
+           std::size_t workspace_bytes, std::uintptr_t stream) {
           linear_swiglu_bwd(dZ, Y, zdz, dOut, W_down, Z, as_ptr(workspace), workspace_bytes,
                             as_stream(stream));
         });
-  m.def("linear_rmsnorm_bwd",
-        [](const TensorView& dX, bool accumulate, const TensorView& N, const TensorView& dw,
-           const TensorView& dZ, const TensorView& W, const TensorView& X,
-           const TensorView& stats, int tiles, std::int64_t padded, const TensorView& norm_weight,
-           float eps, const TensorView& zdz, std::uintptr_t workspace,
-           std::size_t workspace_bytes, std::uintptr_t stream) {
-          const RmsNormSaved saved{X, stats_of(stats, tiles, padded, int(X.shape[1])),
-                                   norm_weight, eps};
-          linear_rmsnorm_bwd(dX, accumulate, N, dw, dZ, W, saved, zdz, as_ptr(workspace),
-                             workspace_bytes, TensorView{}, as_stream(stream));
-        });
+  m.def("linear_rmsnorm_bwd", [](const TensorView& dX, bool accumulate, const TensorView& N,
+                                 const TensorView& dw, const TensorView& dZ, const TensorView& W,
+                                 const TensorView& X, const TensorView& stats, int tiles,
+                                 std::int64_t padded, const TensorView& norm_weight, float eps,
+                                 const TensorView& zdz, std::uintptr_t workspace,
+                                 std::size_t workspace_bytes, std::uintptr_t stream) {
+    const RmsNormSaved saved{X, stats_of(stats, tiles, padded, int(X.shape[1])), norm_weight, eps};
+    linear_rmsnorm_bwd(dX, accumulate, N, dw, dZ, W, saved, zdz, as_ptr(workspace), workspace_bytes,
+                       TensorView{}, as_stream(stream));
+  });
   m.def("rope_bwd", [](const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
-                       const TensorView& dQKV, const TensorView& positions,
-                       const TensorView& freqs, std::uintptr_t stream) {
+                       const TensorView& dQKV, const TensorView& positions, const TensorView& freqs,
+                       std::uintptr_t stream) {
     rope_bwd(dZ, zdz, QKV, dQKV, positions, freqs, as_stream(stream));
   });
   m.def("qknorm_rope_bwd",
@@ -220,9 +211,8 @@ NB_MODULE(_C, m) {
            const TensorView& positions, const TensorView& freqs, const TensorView& q_weight,
            const TensorView& k_weight, int q_heads, int kv_heads, float qk_eps,
            std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
-          qknorm_rope_bwd(dPre, zdz, QkNormGrads{dq_weight, dk_weight, false}, Pre, dQKV,
-                          positions, freqs,
-                          qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps),
+          qknorm_rope_bwd(dPre, zdz, QkNormGrads{dq_weight, dk_weight, false}, Pre, dQKV, positions,
+                          freqs, qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps),
                           as_ptr(workspace), workspace_bytes, as_stream(stream));
         });
 }
