@@ -6,13 +6,9 @@ import json
 import math
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("matplotlib")
-pytest.importorskip("tqdm")
-
-from coda.corpus import MarkovCorpus  # noqa: E402
+from coda.corpus import MarkovCorpus
 
 SMOKE = ["--device", "cpu", "--hidden", "64", "--layers", "2", "--heads", "4", "--kv-heads", "2",
          "--ffn", "128", "--vocab", "256", "--seq", "64", "--batch", "2", "--steps", "5",
