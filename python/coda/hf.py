@@ -59,9 +59,9 @@ def _causal_lm_forward(self, input_ids=None, attention_mask=None, position_ids=N
 
     if kwargs.get("past_key_values") is not None or kwargs.get("use_cache"):
         raise ValueError("coda: a patched model trains; it has no KV cache (use_cache=False, past_key_values=None)")
-    if attention_mask is not None and not bool(attention_mask.all()):
-        raise ValueError("coda: padding masks are not supported; pack sequences and pass position_ids "
-                         "(positions restart at 0 per document) instead")
+    if attention_mask is not None:  # checked on the device: no host sync, capturable
+        torch._assert_async(attention_mask.all(), "coda: padding masks are not supported; pack sequences "
+                            "and pass position_ids (positions restart at 0 per document) instead")
     embed = inputs_embeds if inputs_embeds is not None else self.model.embed_tokens(input_ids)
     norm = self.model.norm
     state = run_layers(embed, self.model.layers, norm.weight, position_ids)

@@ -54,7 +54,7 @@ def test_layer_matches_hf(model, size, packed):
     out_hf, dx_hf, g_hf = run(hf, config, x, dy, position_ids, packed)
 
     x2d = x.view(-1, config.hidden_size).detach().clone().requires_grad_(True)
-    state = coda.nn.first_state(x2d, coda_layer.input_norm_weight, config.rms_norm_eps)
+    state = coda.nn.first_state(x2d, coda_layer.input_norm_weight)
     documents = coda.nn.documents_from_positions(position_ids) if packed else None
     positions = position_ids.reshape(-1).to(torch.int32)
     out = coda_layer(state, positions, batch=batch, documents=documents)

@@ -13,55 +13,17 @@ whose calls swap Liger's RoPE into `modeling_llama` for their duration (LlamaAtt
 function and needs no swap).
 
 The device has no internet: liger-kernel travels as its pure-Python wheel in `<repo>/.whl/`
-(git-ignored). If it is not installed, the wheel is unpacked once into `.whl/site/` and put on
-sys.path. Nothing is downloaded here.
+(git-ignored), which `scripts/device-run.sh layer` installs; without it the variant reports itself
+unavailable. Nothing is downloaded here.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
-import importlib
-import sys
-import zipfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import torch
 from torch import nn
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-WHEEL_DIRS = (Path.cwd() / ".whl", REPO_ROOT / ".whl")
-
-
-def _unpack_carried_wheel() -> Path | None:
-    for wheel_dir in WHEEL_DIRS:
-        wheels = sorted(wheel_dir.glob("liger_kernel-*-py3-none-any.whl"))
-        if not wheels:
-            continue
-        site = wheel_dir / "site"
-        if not (site / "liger_kernel").is_dir():
-            with zipfile.ZipFile(wheels[-1]) as wheel:
-                wheel.extractall(site)
-        return site
-    return None
-
-
-def import_liger() -> str:
-    """Makes liger_kernel importable (installed, else from the carried wheel); returns its version."""
-    try:
-        importlib.import_module("liger_kernel")
-    except ImportError:
-        site = _unpack_carried_wheel()
-        if site is None:
-            raise
-        sys.path.insert(0, str(site))
-        importlib.import_module("liger_kernel")
-    from importlib import metadata
-    try:
-        return metadata.version("liger-kernel")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
 
 @contextlib.contextmanager
 def _module_function_swapped(module, name: str, replacement) -> Iterator[None]:
@@ -78,7 +40,6 @@ class LigerDecoderLayer(nn.Module):
 
     def __init__(self, hf_layer: nn.Module, config):
         super().__init__()
-        import_liger()
         from liger_kernel.transformers import LigerRMSNorm, LigerSwiGLUMLP, liger_rotary_pos_emb
         from transformers.models.llama import modeling_llama
 

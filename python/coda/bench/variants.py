@@ -123,7 +123,7 @@ def build_coda(hf_layer: nn.Module, problem: Problem) -> Variant:
     def prepare(x: torch.Tensor):
         clear_grads()
         x2d = _fresh_leaf(x.reshape(problem.tokens, problem.hidden))
-        return coda.nn.first_state(x2d, layer.input_norm_weight, eps)
+        return coda.nn.first_state(x2d, layer.input_norm_weight)
 
     return Variant(name="coda", clear_grads=clear_grads, prepare=prepare,
                    forward=lambda state: layer(state, problem.positions, batch=problem.batch),

@@ -118,6 +118,13 @@ class Mlp(torch.autograd.Function):
         return dx1, None, None, d_w_gate_up, dw.to(post_norm_weight.dtype), d_w_down, None, None, None
 
 
+def normed_from_stats(h, stats, stats_k: int, eps: float):
+    """(RMSNorm(x) in x's dtype, rstd fp32) from h = x ⊙ w and the stream's Σx² partials: no
+    reduction pass over x."""
+    rstd = ops.row_rstd(h, stats, stats_k, eps)
+    return (h.float() * rstd[:, None]).to(h.dtype), rstd
+
+
 class NormLinearCrossEntropy(torch.autograd.Function):
     """loss = CE(RMSNorm(x) · W_lmᵀ, targets), mean over non-ignored tokens; the logits never
     exist whole. Forward and backward run together (linear_cross_entropy_fwd_bwd) and the
@@ -127,8 +134,7 @@ class NormLinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, h, stats, norm_weight, w_lm, targets, stats_k: int, eps: float,
                 ignore_index: int):
-        rstd = ops.row_rstd(h, stats, stats_k, eps)
-        normed = (h.float() * rstd[:, None]).to(x.dtype)
+        normed, rstd = normed_from_stats(h, stats, stats_k, eps)
         loss, _lse, d_normed, d_w_lm, _zdz = ops.linear_cross_entropy_fwd_bwd(
             normed, w_lm, targets, ignore_index, ops.REDUCTIONS["mean"], 0.0, 0.0)
         ctx.save_for_backward(x, rstd, norm_weight, d_normed, d_w_lm)

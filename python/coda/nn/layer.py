@@ -34,7 +34,7 @@ class ResidualState:
     stats_k: int
 
 
-def first_state(x: torch.Tensor, norm_weight: torch.Tensor, eps: float = 0.0) -> ResidualState:
+def first_state(x: torch.Tensor, norm_weight: torch.Tensor) -> ResidualState:
     """The stream entering the first layer (no GEMM produced it): h and Σx² in one memory pass.
     h and stats carry no gradient: the first layer's backward returns ∂x and ∂w itself."""
     with torch.no_grad():

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .. import ops
-from .functions import NormLinearCrossEntropy
+from .functions import NormLinearCrossEntropy, normed_from_stats
 from .layer import ResidualState, documents_from_positions, first_state
 
 IGNORE_INDEX = -100
@@ -44,8 +44,7 @@ def run_layers(embed: torch.Tensor, layers: nn.ModuleList, final_norm_weight: to
 
 def final_norm(state: ResidualState, eps: float) -> torch.Tensor:
     """RMSNorm(x) of the last stream from its h and stats (no reduction pass over x)."""
-    rstd = ops.row_rstd(state.h, state.stats, state.stats_k, eps)
-    return (state.h.float() * rstd[:, None]).to(state.x.dtype)
+    return normed_from_stats(state.h, state.stats, state.stats_k, eps)[0]
 
 
 def causal_lm_loss(state: ResidualState, final_norm_weight: torch.Tensor, lm_head_weight: torch.Tensor,
