@@ -52,35 +52,50 @@ def _hf_grads(patched):
     return out
 
 
-@pytest.mark.parametrize("model_type", ["llama", "qwen3"])
-def test_patched_model_matches_hf(model_type):
+class _Reference:
+    """The float64 model and the bf16 Hugging Face model on one batch: the numerics contract's
+    two sides (max |coda - ref64| <= 2 max |hf bf16 - ref64|, per tensor)."""
+
+    def __init__(self, hf, ids):
+        ref = copy.deepcopy(hf).double()
+        # HF computes RoPE angles in fp32 whatever the model dtype; the reference takes them in float64.
+        ref.model.rotary_emb.forward = lambda x, position_ids: rope_cos_sin(ref.config, position_ids, x.dtype)
+        self.loss_ref, self.g_ref = _loss_and_grads(ref, ids)
+        _, self.g_hf = _loss_and_grads(hf, ids)
+        # The loss is a mean over tokens: the contract per token, reduced (|mean e| <= mean |e|),
+        # not twice one random scalar error, which can land arbitrarily near zero.
+        self.token_err_hf = float((_token_losses(hf, ids) - _token_losses(ref, ids)).abs().mean())
+
+    def violations(self, loss, g_coda):
+        over = []
+        loss_err = abs(float(loss) - float(self.loss_ref))
+        if loss_err > 2 * self.token_err_hf + 1e-6:
+            over.append(f"loss: {loss_err:.3e} > 2 x {self.token_err_hf:.3e}")
+        assert set(g_coda) == set(self.g_ref)
+        for name, gr in self.g_ref.items():
+            err = float((g_coda[name] - gr).abs().max())
+            hf_err = float((self.g_hf[name] - gr).abs().max())
+            if err > 2 * hf_err + 1e-6:
+                over.append(f"d {name}: {err:.3e} > 2 x {hf_err:.3e} (|ref| max {float(gr.abs().max()):.3e})")
+        return over
+
+
+def _patch(model, model_type):
     import coda
 
-    hf = _model(model_type)
-    ref = copy.deepcopy(hf).double()
-    # HF computes RoPE angles in fp32 whatever the model dtype; the reference takes them in float64.
-    ref.model.rotary_emb.forward = lambda x, position_ids: rope_cos_sin(ref.config, position_ids, x.dtype)
-    patched = copy.deepcopy(hf)
-    (coda.patch_qwen3 if model_type == "qwen3" else coda.patch_llama)(patched)
-    ids = torch.randint(0, hf.config.vocab_size, (2, 328), device="cuda")
+    return (coda.patch_qwen3 if model_type == "qwen3" else coda.patch_llama)(model)
 
-    loss_ref, g_ref = _loss_and_grads(ref, ids)
-    loss_hf, g_hf = _loss_and_grads(hf, ids)
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen3"])
+def test_patched_model_matches_hf(model_type):
+    hf = _model(model_type)
+    ids = torch.randint(0, hf.config.vocab_size, (2, 328), device="cuda")
+    reference = _Reference(hf, ids)
+    patched = _patch(copy.deepcopy(hf), model_type)
     patched.zero_grad(set_to_none=True)
     loss = patched(input_ids=ids, labels=ids).loss
     loss.backward()
-    # The loss is a mean over tokens: the contract per token, reduced (|mean e| <= mean |e|), not
-    # twice one random scalar error, which can land arbitrarily near zero.
-    token_err_hf = (_token_losses(hf, ids) - _token_losses(ref, ids)).abs().mean()
-    assert abs(float(loss) - float(loss_ref)) <= 2 * float(token_err_hf) + 1e-6
-    g_coda = _hf_grads(patched)
-    assert set(g_coda) == set(g_ref)
-    over = []
-    for name, gr in g_ref.items():
-        err = float((g_coda[name] - gr).abs().max())
-        hf_err = float((g_hf[name] - gr).abs().max())
-        if err > 2 * hf_err + 1e-6:
-            over.append(f"d {name}: {err:.3e} > 2 x {hf_err:.3e} (|ref| max {float(gr.abs().max()):.3e})")
+    over = reference.violations(loss.detach(), _hf_grads(patched))
     assert not over, "\n".join(over)
 
 
@@ -100,23 +115,21 @@ def test_state_dict_and_unpatch_round_trip():
 
 
 def test_compile_fullgraph():
-    import coda
-
-    model = coda.patch_llama(_model("llama"))
-    ids = torch.randint(0, model.config.vocab_size, (2, 256), device="cuda")
-    eager_loss, eager_grads = _loss_and_grads(model, ids)
-    compiled = torch.compile(model, fullgraph=True)
-    model.zero_grad(set_to_none=True)
+    """Compiled with fullgraph=True (a graph break raises), the patched model meets the same
+    contract against float64 as in eager mode. Eager and compiled are not compared with each other
+    element by element: Inductor fuses the glue (and PyTorch's own embedding scatter-add) in
+    another order, and a weight gradient is a sum over tokens whose small entries are all
+    cancellation, so a relative tolerance between the two would fail at random."""
+    hf = _model("llama")
+    ids = torch.randint(0, hf.config.vocab_size, (2, 256), device="cuda")
+    reference = _Reference(hf, ids)
+    patched = _patch(copy.deepcopy(hf), "llama")
+    compiled = torch.compile(patched, fullgraph=True)
+    patched.zero_grad(set_to_none=True)
     loss = compiled(input_ids=ids, labels=ids).loss
     loss.backward()
-    loss, grads = loss.detach().double(), {n: p.grad.double() for n, p in model.named_parameters()}
-    # The same CODA kernels; Inductor may fuse the glue around them differently, so close rather
-    # than bitwise. The embedding's gradient is PyTorch's own scatter-add (atomics, in bf16), which
-    # Inductor compiles differently: its parity is test_patched_model_matches_hf's, not this one's.
-    torch.testing.assert_close(loss, eager_loss, rtol=1e-3, atol=1e-6)
-    for name, g in grads.items():
-        if "embed_tokens" not in name:
-            torch.testing.assert_close(g, eager_grads[name], rtol=2e-2, atol=1e-6, msg=name)
+    over = reference.violations(loss.detach(), _hf_grads(patched))
+    assert not over, "\n".join(over)
 
 
 _CAPTURE = """
