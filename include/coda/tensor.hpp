@@ -73,6 +73,20 @@ class ArgCheck {
   // 16 bytes. Exactly one mode must have stride 1 (the contiguous one).
   void tma_compatible(const TensorView& t, const char* name) const;
   void same_device(const TensorView& t, const char* name, int device) const;
+  // Aliasing: no output shares a byte with another output or an input (outputs count each row's
+  // last 16-byte unit in full: TMA stores whole units). `in_place` lists the (output, input) pairs
+  // an op documents as safe in place; such a pair may be the very same view (same pointer, shape
+  // and strides), and must otherwise be disjoint. Implemented in src/overlap.cpp.
+  struct Named {
+    const char* name;
+    TensorView view;
+  };
+  struct InPlace {
+    const char* output;
+    const char* input;
+  };
+  void outputs_disjoint(std::initializer_list<Named> outputs, std::initializer_list<Named> inputs,
+                        std::initializer_list<InPlace> in_place = {}) const;
   void fail(const std::string& what) const { throw Error(where_ + ": " + what); }
 
  private:
@@ -80,5 +94,13 @@ class ArgCheck {
 };
 
 std::string describe_shape(const TensorView& t);
+
+// Whether two views share a byte of memory. Exact for views made of contiguous rows (rank 1, or
+// rank 2 with a unit-stride mode) at one row pitch; otherwise it compares the spans they cover
+// and may report views that interleave without sharing an element.
+bool views_overlap(const TensorView& a, const TensorView& b);
+
+// `bytes` of raw scratch (workspaces, statistics buffers) as a view, for the aliasing checks.
+TensorView workspace_view(const void* data, std::size_t bytes, int device = 0);
 
 }  // namespace coda

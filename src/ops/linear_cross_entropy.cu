@@ -289,7 +289,12 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_cross_entropy_workspace_bytes(m, v),
                             "linear_cross_entropy_workspace_bytes(M, V)");
-  validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
+  check.outputs_disjoint(
+      {{"loss", loss},
+       {"lse", lse},
+       {"workspace",
+        workspace_view(workspace, linear_cross_entropy_workspace_bytes(m, v), X.device)}},
+      {{"X", X}, {"W", W}, {"targets", targets}});
 
   // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
@@ -318,6 +323,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   require_device_memory(lse.data, X.device, kWhere, "lse");
   require_device_memory(targets.data, X.device, kWhere, "targets");
   require_device_memory(workspace, X.device, kWhere, "workspace");
+  validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
   epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);
 
   const bool reduce = ce.reduction != Reduction::kNone;
@@ -370,6 +376,17 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
                             "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
+  check.outputs_disjoint(
+      {{"loss", loss},
+       {"lse", lse},
+       {"grads.dX", grads.dX},
+       {"grads.dW", grads.dW},
+       {"grads.zdz", grads.zdz},
+       {"workspace",
+        workspace_view(workspace,
+                       linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                       X.device)}},
+      {{"X", X}, {"W", W}, {"targets", targets}, {"grads.alpha", grads.alpha}});
 
   const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
   // Data-parallel kernels: no stream-K workspace to share between the chunk's GEMMs.

@@ -33,6 +33,9 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
   detail::require_vector(check, norm_weight, "norm_weight", s.n, DType::kBF16, A.device);
   detail::require_stats_buffer(check, stats, s.m, s.n);
+  check.outputs_disjoint(
+      {{"X", X}, {"H", H}, {"stats.partials", detail::stats_written(stats, s.m, s.n)}},
+      {{"A", A}, {"W", W}, {"R", R}, {"norm_weight", norm_weight}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_residual_rms", s.m, s.n, s.k, options);
   epilogue::ResidualRmsParams p;
@@ -62,8 +65,10 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
   const ArgCheck check("coda::ops::linear_rmsnorm");
   const Mnk s = gemm_shape(check, H, "H", W);
   detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
-  detail::require_filled_stats(check, stats, s.m);
+  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  check.outputs_disjoint({{"D", D}},
+                         {{"H", H}, {"W", W}, {"stats.partials", detail::stats_read(stats)}});
   epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps),
                            detail::program_choice(check, "linear_rmsnorm", s.m, s.n, s.k, options),
                            stream);

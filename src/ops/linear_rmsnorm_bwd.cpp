@@ -45,14 +45,24 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   detail::require_vector(check, zdz, "zdz", m, DType::kF32, device);
   detail::require_vector(check, dw, "dw", d, DType::kF32, device);
   if (alpha.data != nullptr) detail::require_vector(check, alpha, "alpha", 1, DType::kF32, device);
-  detail::require_filled_stats(check, norm.stats, m);
-  if (norm.stats.width != d)
-    check.fail("norm.stats.width: the statistics must be of D = " + std::to_string(d) +
-               " features; got " + std::to_string(norm.stats.width));
+  detail::require_filled_stats(check, norm.stats, m, d, "D (W's columns)");
   if (!(norm.eps >= 0.0f)) check.fail("norm.eps: must be non-negative");
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_rmsnorm_bwd_workspace_bytes(m, d),
                             "linear_rmsnorm_bwd_workspace_bytes(M, D)");
+  // With accumulate, dX is read and written by the same thread: an output like the others.
+  check.outputs_disjoint(
+      {{"dX", dX},
+       {"N", N},
+       {"dw", dw},
+       {"workspace", workspace_view(workspace, linear_rmsnorm_bwd_workspace_bytes(m, d), device)}},
+      {{"dZ", dZ},
+       {"W", W},
+       {"norm.X", norm.X},
+       {"norm.weight", norm.weight},
+       {"norm.stats.partials", detail::stats_read(norm.stats)},
+       {"zdz", zdz},
+       {"alpha", alpha}});
 
   // The plain dgrad GEMM's kernel, mapped onto the programs' configs (Pingpong stays Pingpong).
   gemm::KernelChoice fallback =

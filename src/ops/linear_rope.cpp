@@ -64,6 +64,10 @@ void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W
                  const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
+  check.outputs_disjoint({{"QKV", QKV}}, {{"A", A},
+                                          {"W_qkv", W_qkv},
+                                          {"positions", positions},
+                                          {"frequencies", frequencies}});
   epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies),
                         detail::program_choice(check, "linear_rope", s.m, s.n, s.k, options),
                         stream);
@@ -75,8 +79,13 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                          const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_rope");
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
-  detail::require_filled_stats(check, stats, s.m);
+  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  check.outputs_disjoint({{"QKV", QKV}}, {{"H", H},
+                                          {"W_qkv", W_qkv},
+                                          {"stats.partials", detail::stats_read(stats)},
+                                          {"positions", positions},
+                                          {"frequencies", frequencies}});
   epilogue::rstd_rope_rotate(
       QKV, H, W_qkv, {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
       detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options), stream);
@@ -90,13 +99,19 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
+  if (Pre.data != nullptr) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
+  check.outputs_disjoint({{"QKV", QKV}, {"Pre", Pre}}, {{"A", A},
+                                                        {"W_qkv", W_qkv},
+                                                        {"positions", positions},
+                                                        {"frequencies", frequencies},
+                                                        {"qk_norm.q_weight", qk_norm.q_weight},
+                                                        {"qk_norm.k_weight", qk_norm.k_weight}});
   const gemm::KernelChoice choice =
       qk_norm_choice(check, "linear_qknorm_rope", Pre.data != nullptr, s, options);
   if (Pre.data == nullptr) {
     epilogue::qk_norm_rope(QKV, A, W_qkv, qk, choice, stream);
     return;
   }
-  detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
   epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {qk, Pre.data, Pre.stride[0]}, choice, stream);
 }
 
@@ -107,18 +122,26 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                                 const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_qknorm_rope");
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
-  detail::require_filled_stats(check, stats, s.m);
+  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
   const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
+  if (Pre.data != nullptr) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
+  check.outputs_disjoint({{"QKV", QKV}, {"Pre", Pre}},
+                         {{"H", H},
+                          {"W_qkv", W_qkv},
+                          {"stats.partials", detail::stats_read(stats)},
+                          {"positions", positions},
+                          {"frequencies", frequencies},
+                          {"qk_norm.q_weight", qk_norm.q_weight},
+                          {"qk_norm.k_weight", qk_norm.k_weight}});
   const gemm::KernelChoice choice =
       qk_norm_choice(check, "linear_rmsnorm_qknorm_rope", Pre.data != nullptr, s, options);
   if (Pre.data == nullptr) {
     epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, choice, stream);
     return;
   }
-  detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
   epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}}, choice,
                                        stream);
 }

@@ -30,6 +30,7 @@ void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A
                    const TensorView& W_gate_up, cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_swiglu");
   const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
+  check.outputs_disjoint({{"Z", Z}, {"Y", Y}}, {{"A", A}, {"W_gate_up", W_gate_up}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_swiglu", s.m, s.n, s.k, options);
   const epilogue::SwiGluPairsParams gated{Y.data, Y.stride[0]};
@@ -44,8 +45,11 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
                            cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_swiglu");
   const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
-  detail::require_filled_stats(check, stats, s.m);
+  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  check.outputs_disjoint(
+      {{"Z", Z}, {"Y", Y}},
+      {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_rmsnorm_swiglu", s.m, s.n, s.k, options);
   const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),

@@ -43,6 +43,13 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_swiglu_bwd_workspace_bytes(m, ffn),
                             "linear_swiglu_bwd_workspace_bytes(M, F)");
+  check.outputs_disjoint(
+      {{"dZ", dZ},
+       {"Y", Y},
+       {"zdz", zdz},
+       {"workspace",
+        workspace_view(workspace, linear_swiglu_bwd_workspace_bytes(m, ffn), dOut.device)}},
+      {{"dOut", dOut}, {"W_down", W_down}, {"Z", Z}});
 
   // The tuned row, else the plain dgrad GEMM's raster and swizzle on Pingpong: its epilogue (a
   // packed tile load and store) overlaps the other warpgroup's mainloop. Cooperative (2 epilogue

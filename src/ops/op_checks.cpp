@@ -17,6 +17,7 @@ void require_matrix(const ArgCheck& check, const TensorView& t, const char* name
   check.not_null(t, name);
   check.dtype_in(t, name, {dtype});
   check.rank_is(t, name, 2);
+  check.dims_positive(t, name);
   check.dim_is(t, name, 0, rows, "M");
   check.dim_is(t, name, 1, cols, "N");
   check.fits_int32_indexing(t, name);
@@ -32,6 +33,7 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
   check.not_null(t, name);
   check.dtype_in(t, name, {dtype});
   check.rank_is(t, name, 1);
+  check.dims_positive(t, name);
   check.dim_is(t, name, 0, length, "the matching dim");
   if (t.stride[0] != 1) check.fail(std::string(name) + ": must be contiguous");
   if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
@@ -47,15 +49,6 @@ void require_workspace(const ArgCheck& check, const void* workspace, std::size_t
   if (bytes < need)
     check.fail(std::string("workspace_bytes: needs ") + need_name + " = " + std::to_string(need) +
                "; got " + std::to_string(bytes));
-}
-
-void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out,
-                                  const char* out_name, const TensorView& in, const char* in_name) {
-  auto begin = [](const TensorView& t) { return static_cast<const char*>(t.data); };
-  auto end = [&](const TensorView& t) { return begin(t) + t.shape[0] * t.stride[0] * 2; };
-  if (out.data != in.data && begin(out) < end(in) && begin(in) < end(out))
-    check.fail(std::string(out_name) + ": must be " + in_name +
-               " itself (in place) or not overlap it");
 }
 
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,
@@ -86,7 +79,8 @@ void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std:
                " floats; got " + std::to_string(stats.capacity));
 }
 
-void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m) {
+void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
+                          std::int64_t width, const char* width_name) {
   if (stats.partials == nullptr) check.fail("stats.partials: data pointer is null");
   if (stats.width <= 0 || stats.layout.tiles <= 0)
     check.fail("stats: not filled by a producer (width and layout are unset)");
@@ -95,6 +89,17 @@ void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std:
                " rows at most, but this op has M = " + std::to_string(m));
   if (stats.layout.floats() > stats.capacity)
     check.fail("stats: layout exceeds the buffer's capacity");
+  if (stats.width != width)
+    check.fail("stats.width: the statistics must be of " + std::string(width_name) + " = " +
+               std::to_string(width) + " features; got " + std::to_string(stats.width));
+}
+
+TensorView stats_written(const RowNormStats& stats, std::int64_t m, std::int64_t n) {
+  return TensorView::vector(stats.partials, DType::kF32, norm_stats_floats(m, n));
+}
+
+TensorView stats_read(const RowNormStats& stats) {
+  return TensorView::vector(stats.partials, DType::kF32, stats.layout.floats());
 }
 
 epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps) {

@@ -27,9 +27,6 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);
-// `out` is `in` itself (in place) or does not overlap it (rows × row stride of bf16 each).
-void require_in_place_or_disjoint(const ArgCheck& check, const TensorView& out,
-                                  const char* out_name, const TensorView& in, const char* in_name);
 // The per-head norm of an N-column fused QKV: heads positive, N = (q_heads + 2·kv_heads) ·
 // head_dim with head_dim 64 or 128, γ_q and γ_k bf16 [head_dim], eps >= 0. Returns head_dim.
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,
@@ -37,8 +34,14 @@ int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, con
 // A stats buffer big enough for an m × n producer.
 void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
                           std::int64_t n);
-// A stats object a producer has filled, for a consumer of m rows.
-void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m);
+// A stats object a producer has filled, for a consumer of m rows of `width` features (the
+// consumer's K: statistics of another width would normalise by the wrong count).
+void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
+                          std::int64_t width, const char* width_name);
+// The floats a producer writes into stats for an m × n output, and those a consumer reads, as
+// views for the aliasing checks.
+TensorView stats_written(const RowNormStats& stats, std::int64_t m, std::int64_t n);
+TensorView stats_read(const RowNormStats& stats);
 // The rstd source of a consumer's epilogue.
 epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 

@@ -200,10 +200,21 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
   detail::require_workspace(check, workspace, workspace_bytes,
                             qknorm_rope_bwd_workspace_bytes(m, hd),
                             "qknorm_rope_bwd_workspace_bytes(M, head_dim)");
-  // In place is safe (a lane reads its four columns of a head before anyone writes them).
-  detail::require_in_place_or_disjoint(check, dPre, "dPre", dQKV, "dQKV");
-  if (dPre.data == Pre.data) check.fail("dPre: must not be Pre (dQKV may be overwritten instead)");
-  detail::require_in_place_or_disjoint(check, dPre, "dPre", Pre, "Pre");
+  // dPre may overwrite dQKV in place (a lane reads its four columns of a head before anyone
+  // writes them); nothing else may share memory with an output.
+  check.outputs_disjoint(
+      {{"dPre", dPre},
+       {"zdz", zdz},
+       {"dgamma.q_weight", dgamma.q_weight},
+       {"dgamma.k_weight", dgamma.k_weight},
+       {"workspace", workspace_view(workspace, qknorm_rope_bwd_workspace_bytes(m, hd), device)}},
+      {{"Pre", Pre},
+       {"dQKV", dQKV},
+       {"positions", positions},
+       {"frequencies", frequencies},
+       {"qk_norm.q_weight", qk_norm.q_weight},
+       {"qk_norm.k_weight", qk_norm.k_weight}},
+      {{"dPre", "dQKV"}});
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{Pre.data, "Pre"},
                                   {dQKV.data, "dQKV"},
                                   {dPre.data, "dPre"},

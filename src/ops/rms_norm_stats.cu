@@ -51,6 +51,8 @@ void rms_norm_stats(const TensorView& H, RowNormStats& stats, const TensorView& 
   detail::require_bf16_matrix(check, H, "H", m, n, X.device);
   detail::require_vector(check, norm_weight, "norm_weight", n, DType::kBF16, X.device);
   detail::require_stats_buffer(check, stats, m, n);
+  check.outputs_disjoint({{"H", H}, {"stats.partials", detail::stats_written(stats, m, n)}},
+                         {{"X", X}, {"norm_weight", norm_weight}});
   require_current_device(X.device, "coda::ops::rms_norm_stats", "X");
   require_device_memory(X.data, X.device, "coda::ops::rms_norm_stats", "X");
   require_device_memory(H.data, X.device, "coda::ops::rms_norm_stats", "H");

@@ -61,8 +61,12 @@ void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV
   detail::require_vector(check, zdz, "zdz", m, DType::kF32, QKV.device);
   detail::require_vector(check, positions, "positions", m, DType::kI32, QKV.device);
   detail::require_vector(check, frequencies, "frequencies", n, DType::kF32, QKV.device);
-  // In place is safe (each pair is read, then written, by one thread); a partial overlap is not.
-  detail::require_in_place_or_disjoint(check, dZ, "dZ", dQKV, "dQKV");
+  // dZ may overwrite dQKV in place (each pair is read, then written, by one thread).
+  check.outputs_disjoint({{"dZ", dZ}, {"zdz", zdz}}, {{"QKV", QKV},
+                                                      {"dQKV", dQKV},
+                                                      {"positions", positions},
+                                                      {"frequencies", frequencies}},
+                         {{"dZ", "dQKV"}});
   for (const auto& [ptr, name] : {std::pair<const void*, const char*>{QKV.data, "QKV"},
                                   {dQKV.data, "dQKV"},
                                   {dZ.data, "dZ"},
