@@ -12,6 +12,13 @@
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
 #                                    the C++ side: build (16 jobs) -> GPU tests -> GEMM benchmark
 #                                    against cuBLAS -> epilogue and op benchmarks
+#   scripts/device-run.sh sanitize   build, then compute-sanitizer memcheck, racecheck, synccheck
+#                                    and initcheck over coda_device_tests, the four at once, each
+#                                    within SANITIZE_SECONDS (420): memcheck and synccheck the
+#                                    whole suite, racecheck and initcheck the graph-capture tests
+#                                    (every op, M = 300); logs sanitize_<tool>.log, one line a tool
+#                                    ("memcheck: 0 errors (...)"), exit 1 on any error, failed
+#                                    test or timeout (SANITIZE_FILTER_<TOOL>, SANITIZE_TOOLS)
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
@@ -67,12 +74,14 @@ if [ -n "${CODA_PREBUILT:-}" ]; then
   bin=$CODA_PREBUILT
 else
   [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
+  # Outside the checkout, so that a warm machine rebuilds only what changed.
+  cpp_build=${CODA_CPP_BUILD_DIR:-${TMPDIR:-/tmp}/coda-cpp-build}
+  cmake -S . -B "$cpp_build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
     || { tail -20 "$out/configure.log"; exit 1; }
-  cmake --build build -j 16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-  mkdir -p build/bin
-  cp build/tests/coda_device_tests build/bench/coda-bench build/bin/
-  bin=build/bin
+  cmake --build "$cpp_build" -j 16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+  mkdir -p "$cpp_build/bin"
+  cp "$cpp_build/tests/coda_device_tests" "$cpp_build/bench/coda-bench" "$cpp_build/bin/"
+  bin=$cpp_build/bin
 fi
 
 status=0
@@ -129,4 +138,59 @@ if [ "$mode" = tune-ops ]; then  # e.g. BENCH_ARGS="--ops linear_qknorm_rope --m
     > "$out/tune_ops.log" 2>&1 || status=1
   tail -50 "$out/tune_ops.log"
 fi
+# compute-sanitizer over the GPU tests (mode sanitize): the four tools run at once, sharing the GPU
+# (their host-side work overlaps), each stopped after SANITIZE_SECONDS. memcheck and synccheck run
+# the whole suite; racecheck and initcheck, far slower on the CUTLASS kernels, run the graph-capture
+# tests (tests/device/ops/capture_test.cu: every public op under each of its configs at M = 300),
+# without the 8191-row GEMM. SANITIZE_FILTER_<TOOL> (a gtest filter) overrides a tool's set;
+# SANITIZE_TOOLS picks the tools. One line per tool, also in sanitize_summary.txt.
+sanitize() {
+  local cs
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  [ -x "$cs" ] || { echo "sanitize: compute-sanitizer not found"; status=1; return; }
+  "$cs" --version | tail -1
+  local limit=${SANITIZE_SECONDS:-420} capture='AllOps/Capture.*:-*gemm_many_waves*' tool
+  local -A filter=([memcheck]=${SANITIZE_FILTER_MEMCHECK:-*}
+                   [synccheck]=${SANITIZE_FILTER_SYNCCHECK:-*}
+                   [racecheck]=${SANITIZE_FILTER_RACECHECK:-$capture}
+                   [initcheck]=${SANITIZE_FILTER_INITCHECK:-$capture})
+  local tools=${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
+  for tool in $tools; do
+    rm -f "$out/sanitize_$tool.rc"
+    [ -n "${filter[$tool]:-}" ] || { echo "sanitize: unknown tool $tool"; status=1; continue; }
+    echo "sanitize: $tool over --gtest_filter='${filter[$tool]}', at most $limit s"
+    (
+      t0=$SECONDS
+      timeout -s INT -k 30 "$limit" "$cs" --tool "$tool" --error-exitcode 1 \
+        "$bin/coda_device_tests" --gtest_filter="${filter[$tool]}" > "$out/sanitize_$tool.log" 2>&1
+      echo "$? $((SECONDS - t0))" > "$out/sanitize_$tool.rc"
+    ) &
+  done
+  wait
+  # Errors: the largest count on the log's ERROR SUMMARY (racecheck: RACECHECK SUMMARY) lines.
+  # Clean: 0 errors, the run finished, and every selected test passed.
+  local rc secs errors passed failed where line
+  : > "$out/sanitize_summary.txt"
+  for tool in $tools; do
+    [ -f "$out/sanitize_$tool.rc" ] || continue
+    read -r rc secs < "$out/sanitize_$tool.rc"
+    errors=$(sed -nE -e 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/p' \
+      -e 's/.*RACECHECK SUMMARY: .*\(([0-9]+) error.*/\1/p' "$out/sanitize_$tool.log" \
+      | sort -n | tail -1)
+    passed=$(grep -c '^\[       OK \]' "$out/sanitize_$tool.log")
+    failed=$(grep -c '^\[  FAILED  \] .* ms)$' "$out/sanitize_$tool.log")
+    line="$tool: ${errors:-?} errors ($passed tests passed, $failed failed, $secs s)"
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+      where=$(grep '^\[ RUN      \]' "$out/sanitize_$tool.log" | tail -1 | cut -c 14-)
+      line="$tool: ${errors:-0} errors so far; TIMED OUT after $limit s, last test started ${where:-none} ($passed passed, $failed failed)"
+    elif [ -z "$errors" ]; then
+      line="$line; no ERROR SUMMARY (exit $rc), see sanitize_$tool.log"
+    elif [ "$rc" != 0 ] && [ "$errors" = 0 ]; then
+      line="$line; exit $rc"
+    fi
+    if [ "$rc" != 0 ] || [ "${errors:-?}" != 0 ] || [ "$failed" != 0 ]; then status=1; fi
+    echo "$line" | tee -a "$out/sanitize_summary.txt"
+  done
+}
+if [ "$mode" = sanitize ]; then sanitize; fi
 exit $status

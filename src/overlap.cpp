@@ -101,7 +101,8 @@ void ArgCheck::outputs_disjoint(std::initializer_list<Named> outputs,
       if (same_layout(out.view, other.view)) return;
       fail(std::string(out.name) + ": may be " + other.name +
            " itself (in place: same pointer, shape and strides) but must not overlap it "
-           "otherwise; got " + describe_shape(out.view) + " and " + describe_shape(other.view));
+           "otherwise; got " +
+           describe_shape(out.view) + " and " + describe_shape(other.view));
     }
     fail(std::string(out.name) + ": overlaps " + other.name +
          " in memory (an output must not share memory with any other argument)");

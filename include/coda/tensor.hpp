@@ -17,11 +17,16 @@ enum class DType : std::uint8_t { kBF16, kF16, kF32, kI32, kI64 };
 
 constexpr std::size_t dtype_bytes(DType t) {
   switch (t) {
-    case DType::kBF16: return 2;
-    case DType::kF16: return 2;
-    case DType::kF32: return 4;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
+    case DType::kBF16:
+      return 2;
+    case DType::kF16:
+      return 2;
+    case DType::kF32:
+      return 4;
+    case DType::kI32:
+      return 4;
+    case DType::kI64:
+      return 8;
   }
   return 0;
 }
@@ -88,6 +93,7 @@ class ArgCheck {
   void outputs_disjoint(std::initializer_list<Named> outputs, std::initializer_list<Named> inputs,
                         std::initializer_list<InPlace> in_place = {}) const;
   void fail(const std::string& what) const { throw Error(where_ + ": " + what); }
+  const std::string& where() const { return where_; }
 
  private:
   std::string where_;

@@ -33,15 +33,28 @@ def norm_stats_floats(m, n):
     return ((n + 127) // 128) * ((m + 255) // 256 * 256)
 
 
-@functools.lru_cache(maxsize=4096)
 def stats_layout(m: int, n: int, stats_k: int) -> tuple[int, int]:
-    """(tiles, padded) of the partials a producer of an M × N residual stream wrote."""
+    """(tiles, padded) of the partials a producer of an M × N residual stream wrote on the current
+    device (its kernel, hence the layout, is chosen from that GPU's table)."""
     if stats_k == 0:
         return 1, m
-    return C.linear_residual_rms_stats_layout(m, n, stats_k)
+    return _producer_layout(m, n, stats_k, torch.cuda.current_device())
+
+
+@functools.lru_cache(maxsize=4096)
+def _producer_layout(m: int, n: int, k: int, device: int) -> tuple[int, int]:
+    with torch.cuda.device(device):
+        return C.linear_residual_rms_stats_layout(m, n, k)
+
+
+# The 1-D arguments, by name; every other tensor argument is a matrix.
+_VECTORS = frozenset({"norm_weight", "stats", "positions", "frequencies", "q_norm_weight", "k_norm_weight",
+                      "targets", "zdz"})
 
 
 def _require_cuda(op: str, **tensors: Optional[Tensor]) -> None:
+    """What the wrappers themselves read before the C++ op validates the rest: each argument is a
+    CUDA tensor of its rank (a wrong rank would otherwise fail unpacking a shape, naming nothing)."""
     for name, t in tensors.items():
         if t is None:
             continue
@@ -49,6 +62,10 @@ def _require_cuda(op: str, **tensors: Optional[Tensor]) -> None:
             raise TypeError(f"coda.{op}: argument '{name}' must be a torch.Tensor, got {type(t).__name__}")
         if t.device.type != "cuda":
             raise ValueError(f"coda.{op}: argument '{name}' must be a CUDA tensor, got device {t.device}")
+        rank = 1 if name in _VECTORS else 2
+        if t.dim() != rank:
+            raise ValueError(f"coda.{op}: argument '{name}' must have {rank} dimension{'s' * (rank > 1)}, "
+                             f"got shape {tuple(t.shape)}")
 
 
 def _empty(ref: Tensor, *shape, dtype=torch.bfloat16) -> Tensor:

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "coda/epilogue/lse_math.hpp"
 #include "coda/epilogue/partial_math.hpp"
 #include "coda/status.hpp"
 
@@ -38,12 +39,12 @@ __global__ void merge_lse_kernel(const float* partials, int tiles, std::int64_t 
                                  float* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  float max = -INFINITY;
-  for (int t = 0; t < tiles; ++t) max = fmaxf(max, partials[t * padded + i]);
+  float max = -INFINITY;  // max_nan: a NaN partial makes the row's lse NaN (lse_math.hpp)
+  for (int t = 0; t < tiles; ++t) max = max_nan(max, partials[t * padded + i]);
   float sum = 0.0f;
-  if (max != -INFINITY)
+  if (isfinite(max))
     for (int t = 0; t < tiles; ++t) sum += expf(partials[t * padded + i] - max);
-  out[i] = max == -INFINITY ? -INFINITY : max + logf(sum);
+  out[i] = lse_of(max, sum);
 }
 
 void require_layout(const float* partials, PartialLayout layout, int count, const float* out) {

@@ -15,9 +15,27 @@ struct TableEntry {
   KernelChoice choice;
 };
 
-constexpr TableEntry kTable[] = {
-#include "kernel_table.inc"
+// One table per tuned GPU (`coda-bench tune` on it), each ended by a sentinel (m = 0).
+constexpr TableEntry kH200Table[] = {
+#include "kernel_table_h200.inc"
+    {OperandLayout::kAkBk, 0, 0, 0, {}},
 };
+constexpr TableEntry kH100Table[] = {
+#include "kernel_table_h100.inc"
+    {OperandLayout::kAkBk, 0, 0, 0, {}},
+};
+
+const TableEntry* table_of(TunedGpu gpu) {
+  switch (gpu) {
+    case TunedGpu::kH100:
+      return kH100Table;
+    case TunedGpu::kH200:
+      return kH200Table;
+    case TunedGpu::kUntuned:
+      return nullptr;
+  }
+  return nullptr;
+}
 
 // Shapes outside the table. The reasons are the H100 sweep's (2026-11-21, docs/design.md §10):
 // - long K against the output (K >= 3·max(M, N)): stream-K fills the tail wave (8B down 1.04);
@@ -30,7 +48,8 @@ KernelChoice rule(int m, int n, int k) {
             Decomposition::kStreamK};
   if (n >= 16384 || n >= 4 * m)
     return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongM, 8, Decomposition::kHeuristic};
-  return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
+  return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+          Decomposition::kHeuristic};
 }
 
 }  // namespace
@@ -40,9 +59,15 @@ bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config) {
 }
 
 KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {
+  return choose_kernel_for(current_tuned_gpu(), layout, d_dtype, m, n, k);
+}
+
+KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
+                               int k) {
   KernelChoice choice = rule(m, n, k);
-  for (const TableEntry& e : kTable)
-    if (e.layout == layout && e.m == m && e.n == n && e.k == k) choice = e.choice;
+  if (const TableEntry* e = table_of(gpu))
+    for (; e->m != 0; ++e)
+      if (e->layout == layout && e->m == m && e->n == n && e->k == k) choice = e->choice;
   // The table is tuned for bf16 D; fp32 D compiles fewer configs (scripts/instances.py): keep
   // the scheduler settings and fall back to the same schedule family.
   if (!has_instance(layout, d_dtype, choice.config))

@@ -47,8 +47,8 @@ std::size_t workspace_bytes(const TensorView& D, const TensorView& A, const Tens
   return p.instance->workspace_bytes(p.problem, p.choice);
 }
 
-void gemm(const TensorView& D, const TensorView& A, const TensorView& B,
-          const GemmOptions& options, cudaStream_t stream) {
+void gemm(const TensorView& D, const TensorView& A, const TensorView& B, const GemmOptions& options,
+          cudaStream_t stream) {
   Plan p = plan(D, A, B, options);
   const std::size_t needed = p.instance->workspace_bytes(p.problem, p.choice);
   ArgCheck(kWhere).outputs_disjoint(

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "coda/device_check.hpp"
+#include "coda/epilogue/lse_math.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
@@ -30,6 +30,11 @@ std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / t
 
 // Workspace: [lse partials for any program config][target logits: M floats][valid: M floats].
 
+// The shift log_softmax = logit − shift uses: lse, or NaN where lse is ±inf — the standard
+// max-shifted log_softmax computes inf − inf there, so PyTorch's cross_entropy gives a NaN loss and
+// gradient for a row with a +inf logit (or every logit −inf) while its logsumexp gives ±inf.
+__device__ __forceinline__ float softmax_shift(float lse) { return isinf(lse) ? NAN : lse; }
+
 // One thread per row: lse from the tile partials, then the row's loss (NaN for a target out of
 // range; 0 and not counted for ignore_index). row_loss may alias target_logit (same index).
 __global__ void finish_rows(const float* partials, int tiles, std::int64_t padded,
@@ -38,19 +43,21 @@ __global__ void finish_rows(const float* partials, int tiles, std::int64_t padde
                             float* lse_out, float* row_loss, float* valid) {
   const int m = blockIdx.x * blockDim.x + threadIdx.x;
   if (m >= rows) return;
-  float max = -INFINITY;
-  for (int t = 0; t < tiles; ++t) max = fmaxf(max, partials[t * padded + m]);
+  float max = -INFINITY;  // max_nan: a NaN partial makes the row's lse NaN (lse_math.hpp)
+  for (int t = 0; t < tiles; ++t) max = epilogue::max_nan(max, partials[t * padded + m]);
   float sum = 0.0f;
-  if (max != -INFINITY)
+  if (isfinite(max))
     for (int t = 0; t < tiles; ++t) sum += expf(partials[t * padded + m] - max);
-  const float lse = max == -INFINITY ? -INFINITY : max + logf(sum);
+  const float lse = epilogue::lse_of(max, sum);
   lse_out[m] = lse;
   const std::int64_t target = targets_int64 ? static_cast<const std::int64_t*>(targets)[m]
                                             : static_cast<const std::int32_t*>(targets)[m];
   float loss = 0.0f, counted = 0.0f;
   if (target != ignore_index) {
     counted = 1.0f;
-    loss = (target >= 0 && target < vocab) ? lse - target_logit[m] + z_loss * lse * lse : NAN;
+    loss = (target >= 0 && target < vocab)
+               ? softmax_shift(lse) - target_logit[m] + z_loss * lse * lse
+               : NAN;
   }
   row_loss[m] = loss;
   if (valid != nullptr) valid[m] = counted;
@@ -114,7 +121,8 @@ void validate_targets(const ArgCheck& check, const TensorView& targets, std::int
         targets.data, int64, ce.ignore_index, int(m), int(v), first);
     err = cudaGetLastError();
   }
-  if (err == cudaSuccess) err = cudaMemcpyAsync(&found, first, sizeof(int), cudaMemcpyDeviceToHost, stream);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(&found, first, sizeof(int), cudaMemcpyDeviceToHost, stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
   require(err == cudaSuccess, where, std::string("target check: ") + cudaGetErrorString(err));
   if (found == kNoBadRow) return;
@@ -126,8 +134,8 @@ void validate_targets(const ArgCheck& check, const TensorView& targets, std::int
   require(err == cudaSuccess, where, std::string("target check: ") + cudaGetErrorString(err));
   if (!int64) value = value32;
   check.fail("targets: row " + std::to_string(found) + " has target " + std::to_string(value) +
-             ", neither ignore_index (" + std::to_string(ce.ignore_index) + ") nor in [0, V = " +
-             std::to_string(v) + ")");
+             ", neither ignore_index (" + std::to_string(ce.ignore_index) +
+             ") nor in [0, V = " + std::to_string(v) + ")");
 }
 
 // One block: the number of targets that are not ignore_index (the mean's denominator), fixed order.
@@ -182,9 +190,11 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   if (threadIdx.x == 0) target_logit = NAN;  // stays NaN for a target out of [0, V)
   __syncthreads();
   float max = -INFINITY, sum = 0.0f;
+  bool nan = false;  // a NaN fails `v > max`: flagged (one compare) and put into the max once
   for (int n = threadIdx.x; n < vocab; n += kRowThreads) {
     const float v = capped(__bfloat162float(y[n]), a.softcap);
     if (n == target) target_logit = v;
+    nan |= v != v;
     if (v > max) {
       sum = sum * (max == -INFINITY ? 0.0f : expf(max - v)) + 1.0f;
       max = v;
@@ -192,24 +202,24 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
       sum += expf(v - max);
     }
   }
-  maxes[threadIdx.x] = max;
+  maxes[threadIdx.x] = nan ? NAN : max;
   sums[threadIdx.x] = sum;
   __syncthreads();
   for (int half = kRowThreads / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) {
       const float m1 = maxes[threadIdx.x], m2 = maxes[threadIdx.x + half];
-      const float mx = fmaxf(m1, m2);
+      const float mx = epilogue::max_nan(m1, m2);
       sums[threadIdx.x] = (m1 == -INFINITY ? 0.0f : sums[threadIdx.x] * expf(m1 - mx)) +
                           (m2 == -INFINITY ? 0.0f : sums[threadIdx.x + half] * expf(m2 - mx));
       maxes[threadIdx.x] = mx;
     }
     __syncthreads();
   }
-  const float lse = maxes[0] == -INFINITY ? -INFINITY : maxes[0] + logf(sums[0]);
+  const float lse = epilogue::lse_of(maxes[0], sums[0]), shift = softmax_shift(lse);
   const bool ignored = target == a.ignore_index;
   if (threadIdx.x == 0) {
     a.lse[row] = lse;
-    a.row_loss[row] = ignored ? 0.0f : lse - target_logit + a.z_loss * lse * lse;
+    a.row_loss[row] = ignored ? 0.0f : shift - target_logit + a.z_loss * lse * lse;
     if (a.valid != nullptr) a.valid[row] = ignored ? 0.0f : 1.0f;
   }
   float scale = a.alpha == nullptr ? 1.0f : a.alpha[a.alpha_per_row ? row : 0];
@@ -219,7 +229,7 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   float dot = 0.0f;
   for (int n = threadIdx.x; n < vocab; n += kRowThreads) {
     const float raw = __bfloat162float(y[n]), v = capped(raw, a.softcap);
-    float d = (lse == -INFINITY ? 0.0f : expf(v - lse)) * p_scale - (n == target ? 1.0f : 0.0f);
+    float d = expf(v - shift) * p_scale - (n == target ? 1.0f : 0.0f);
     if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
     const float g = scale * d;
     y[n] = __float2bfloat16(g);
@@ -257,6 +267,8 @@ Shape check_inputs(const ArgCheck& check, const TensorView& loss, const TensorVi
   check.not_null(W, "W");
   check.rank_is(W, "W", 2);
   const std::int64_t m = X.shape[0], v = W.shape[0], h = X.shape[1];
+  detail::require_bf16_matrix(check, X, "X", m, h, X.device);
+  detail::require_bf16_matrix(check, W, "W", v, h, X.device);
   check.not_null(targets, "targets");
   check.dtype_in(targets, "targets", {DType::kI32, DType::kI64});
   detail::require_vector(check, targets, "targets", m, targets.dtype, X.device);
@@ -289,12 +301,6 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_cross_entropy_workspace_bytes(m, v),
                             "linear_cross_entropy_workspace_bytes(M, V)");
-  check.outputs_disjoint(
-      {{"loss", loss},
-       {"lse", lse},
-       {"workspace",
-        workspace_view(workspace, linear_cross_entropy_workspace_bytes(m, v), X.device)}},
-      {{"X", X}, {"W", W}, {"targets", targets}});
 
   // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
@@ -316,13 +322,13 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   p.ignore_index = ce.ignore_index;
   p.target_logits = target_logits;
   p.softcap = ce.softcap;
-  // Every pointer the launches below touch, checked before the first of them writes anything
-  // (the GEMM launcher checks X and W).
-  require_current_device(X.device, kWhere, "X");
-  require_device_memory(loss.data, X.device, kWhere, "loss");
-  require_device_memory(lse.data, X.device, kWhere, "lse");
-  require_device_memory(targets.data, X.device, kWhere, "targets");
-  require_device_memory(workspace, X.device, kWhere, "workspace");
+  detail::require_memory(
+      check, X.device,
+      {{"loss", loss},
+       {"lse", lse},
+       {"workspace",
+        workspace_view(workspace, linear_cross_entropy_workspace_bytes(m, v), X.device)}},
+      {{"X", X}, {"W", W}, {"targets", targets}});
   validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
   epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);
 
@@ -359,8 +365,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   const ArgCheck check(kFwdBwd);
   const Shape sh = check_inputs(check, loss, lse, X, W, targets, ce);
   const std::int64_t m = sh.m, v = sh.v, h = sh.h;
-  detail::require_bf16_matrix(check, X, "X", m, h, X.device);
-  detail::require_bf16_matrix(check, W, "W", v, h, X.device);
   detail::require_bf16_matrix(check, grads.dX, "grads.dX", m, h, X.device);
   detail::require_matrix(check, grads.dW, "grads.dW", v, h, DType::kF32, X.device);
   if (grads.dW.stride[0] != h) check.fail("grads.dW: rows must be contiguous (stride H)");
@@ -376,17 +380,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
                             "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
-  check.outputs_disjoint(
-      {{"loss", loss},
-       {"lse", lse},
-       {"grads.dX", grads.dX},
-       {"grads.dW", grads.dW},
-       {"grads.zdz", grads.zdz},
-       {"workspace",
-        workspace_view(workspace,
-                       linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
-                       X.device)}},
-      {{"X", X}, {"W", W}, {"targets", targets}, {"grads.alpha", grads.alpha}});
 
   const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
   // Data-parallel kernels: no stream-K workspace to share between the chunk's GEMMs.
@@ -408,14 +401,35 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   const bool reduce = ce.reduction != Reduction::kNone;
   const bool int64_targets = targets.dtype == DType::kI64;
   const std::size_t target_bytes = int64_targets ? 8 : 4;
-  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{loss.data, "loss"},
-                                  {lse.data, "lse"},
-                                  {grads.dX.data, "grads.dX"},
-                                  {grads.dW.data, "grads.dW"},
-                                  {grads.zdz.data, "grads.zdz"},
-                                  {grads.alpha.data, "grads.alpha"},
-                                  {workspace, "workspace"}})
-    if (ptr != nullptr) require_device_memory(ptr, X.device, kFwdBwd, name);
+  const TensorView w_n_major =
+      TensorView::matrix_col_major(W.data, DType::kBF16, h, v, W.stride[0], W.device);
+  auto row_view = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
+    return TensorView::matrix(static_cast<char*>(t.data) + r0 * t.stride[0] * 2, t.dtype, n,
+                              t.shape[1], t.stride[0], t.device);
+  };
+  // The chunk GEMMs' kernels (options.choice among them) are checked here, host-only: a bad
+  // choice must fail before the first launch, not after the first chunk.
+  const std::int64_t mc0 = std::min(rows, m);
+  const TensorView logits0 = TensorView::matrix(workspace, DType::kBF16, mc0, v, ld, X.device);
+  try {
+    gemm::workspace_bytes(logits0, row_view(X, 0, mc0), W,
+                          data_parallel(gemm::OperandLayout::kAkBk, mc0, v, h));
+    gemm::workspace_bytes(row_view(grads.dX, 0, mc0), logits0, w_n_major,
+                          data_parallel(gemm::OperandLayout::kAkBn, mc0, h, v));
+  } catch (const Error& e) {
+    check.fail(std::string("options.choice: for the chunk GEMMs, ") + e.what());
+  }
+  detail::require_memory(
+      check, X.device,
+      {{"loss", loss},
+       {"lse", lse},
+       {"grads.dX", grads.dX},
+       {"grads.dW", grads.dW},
+       {"grads.zdz", grads.zdz},
+       {"workspace",
+        workspace_view(workspace, linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                       X.device)}},
+      {{"X", X}, {"W", W}, {"targets", targets}, {"grads.alpha", grads.alpha}});
   validate_targets(check, targets, m, v, ce, workspace, stream, kFwdBwd);
 
   if (ce.reduction == Reduction::kMean) {
@@ -428,12 +442,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
         cudaMemsetAsync(grads.dW.data, 0, std::size_t(v) * std::size_t(h) * 4, stream);
     require(err == cudaSuccess, kFwdBwd, std::string("dW memset: ") + cudaGetErrorString(err));
   }
-  const TensorView w_n_major =
-      TensorView::matrix_col_major(W.data, DType::kBF16, h, v, W.stride[0], W.device);
-  auto row_view = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
-    return TensorView::matrix(static_cast<char*>(t.data) + r0 * t.stride[0] * 2, t.dtype, n,
-                              t.shape[1], t.stride[0], t.device);
-  };
 
   for (std::int64_t r0 = 0; r0 < m; r0 += rows) {
     const std::int64_t mc = std::min(rows, m - r0);

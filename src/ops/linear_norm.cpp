@@ -7,7 +7,7 @@
 namespace coda::ops {
 
 namespace {
-// A [M, K] and W [N, K]: the GEMM's shape (the GEMM launcher checks them in full).
+// A [M, K] and W [N, K], both K-major: the GEMM's shape.
 struct Mnk {
   std::int64_t m, n, k;
 };
@@ -18,7 +18,10 @@ Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name,
   check.not_null(W, "W");
   check.rank_is(W, "W", 2);
   check.dim_is(W, "W", 1, A.shape[1], "K (the input's dim 1)");
-  return {A.shape[0], W.shape[0], A.shape[1]};
+  const Mnk s{A.shape[0], W.shape[0], A.shape[1]};
+  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
+  detail::require_bf16_matrix(check, W, "W", s.n, s.k, A.device);
+  return s;
 }
 }  // namespace
 
@@ -33,11 +36,12 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
   detail::require_vector(check, norm_weight, "norm_weight", s.n, DType::kBF16, A.device);
   detail::require_stats_buffer(check, stats, s.m, s.n);
-  check.outputs_disjoint(
-      {{"X", X}, {"H", H}, {"stats.partials", detail::stats_written(stats, s.m, s.n)}},
-      {{"A", A}, {"W", W}, {"R", R}, {"norm_weight", norm_weight}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_residual_rms", s.m, s.n, s.k, options);
+  detail::require_memory(
+      check, A.device,
+      {{"X", X}, {"H", H}, {"stats.partials", detail::stats_written(stats, s.m, s.n)}},
+      {{"A", A}, {"W", W}, {"R", R}, {"norm_weight", norm_weight}});
   epilogue::ResidualRmsParams p;
   p.residual = R.data;
   p.residual_stride = R.stride[0];
@@ -67,11 +71,11 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
   detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  check.outputs_disjoint({{"D", D}},
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rmsnorm", s.m, s.n, s.k, options);
+  detail::require_memory(check, H.device, {{"D", D}},
                          {{"H", H}, {"W", W}, {"stats.partials", detail::stats_read(stats)}});
-  epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps),
-                           detail::program_choice(check, "linear_rmsnorm", s.m, s.n, s.k, options),
-                           stream);
+  epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps), choice, stream);
 }
 
 }  // namespace coda::ops

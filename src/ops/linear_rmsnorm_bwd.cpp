@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "coda/device_check.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
@@ -50,19 +49,6 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_rmsnorm_bwd_workspace_bytes(m, d),
                             "linear_rmsnorm_bwd_workspace_bytes(M, D)");
-  // With accumulate, dX is read and written by the same thread: an output like the others.
-  check.outputs_disjoint(
-      {{"dX", dX},
-       {"N", N},
-       {"dw", dw},
-       {"workspace", workspace_view(workspace, linear_rmsnorm_bwd_workspace_bytes(m, d), device)}},
-      {{"dZ", dZ},
-       {"W", W},
-       {"norm.X", norm.X},
-       {"norm.weight", norm.weight},
-       {"norm.stats.partials", detail::stats_read(norm.stats)},
-       {"zdz", zdz},
-       {"alpha", alpha}});
 
   // The plain dgrad GEMM's kernel, mapped onto the programs' configs (Pingpong stays Pingpong).
   gemm::KernelChoice fallback =
@@ -86,9 +72,20 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   // G = dZ · W: B is W read as a D × N N-major matrix (the dgrad layout).
   const TensorView B =
       TensorView::matrix_col_major(W.data, DType::kBF16, d, n, W.stride[0], W.device);
-  // Every pointer the launches below touch, checked before the first of them writes anything.
-  require_device_memory(dw.data, device, kWhere, "dw");
-  require_device_memory(workspace, device, kWhere, "workspace");
+  // With accumulate, dX is read and written by the same thread: an output like the others.
+  detail::require_memory(
+      check, device,
+      {{"dX", dX},
+       {"N", N},
+       {"dw", dw},
+       {"workspace", workspace_view(workspace, linear_rmsnorm_bwd_workspace_bytes(m, d), device)}},
+      {{"dZ", dZ},
+       {"W", W},
+       {"norm.X", norm.X},
+       {"norm.weight", norm.weight},
+       {"norm.stats.partials", detail::stats_read(norm.stats)},
+       {"zdz", zdz},
+       {"alpha", alpha}});
   if (accumulate)
     epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, choice, stream);
   else

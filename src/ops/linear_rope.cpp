@@ -19,7 +19,10 @@ Shape check_rope(const ArgCheck& check, const TensorView& QKV, const TensorView&
   check.rank_is(A, a_name, 2);
   check.not_null(W, "W_qkv");
   check.rank_is(W, "W_qkv", 2);
+  check.dim_is(W, "W_qkv", 1, A.shape[1], "K (the input's dim 1)");
   const Shape s{A.shape[0], W.shape[0], A.shape[1]};
+  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
+  detail::require_bf16_matrix(check, W, "W_qkv", s.n, s.k, A.device);
   if (s.n % 2 != 0)
     check.fail("W_qkv: needs an even number of rows (RoPE pairs); got " + std::to_string(s.n));
   detail::require_bf16_matrix(check, QKV, "QKV", s.m, s.n, A.device);
@@ -64,13 +67,12 @@ void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W
                  const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
-  check.outputs_disjoint({{"QKV", QKV}}, {{"A", A},
-                                          {"W_qkv", W_qkv},
-                                          {"positions", positions},
-                                          {"frequencies", frequencies}});
-  epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies),
-                        detail::program_choice(check, "linear_rope", s.m, s.n, s.k, options),
-                        stream);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rope", s.m, s.n, s.k, options);
+  detail::require_memory(
+      check, A.device, {{"QKV", QKV}},
+      {{"A", A}, {"W_qkv", W_qkv}, {"positions", positions}, {"frequencies", frequencies}});
+  epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies), choice, stream);
 }
 
 void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
@@ -81,14 +83,17 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  check.outputs_disjoint({{"QKV", QKV}}, {{"H", H},
-                                          {"W_qkv", W_qkv},
-                                          {"stats.partials", detail::stats_read(stats)},
-                                          {"positions", positions},
-                                          {"frequencies", frequencies}});
-  epilogue::rstd_rope_rotate(
-      QKV, H, W_qkv, {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
-      detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options), stream);
+  const gemm::KernelChoice choice =
+      detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options);
+  detail::require_memory(check, H.device, {{"QKV", QKV}},
+                         {{"H", H},
+                          {"W_qkv", W_qkv},
+                          {"stats.partials", detail::stats_read(stats)},
+                          {"positions", positions},
+                          {"frequencies", frequencies}});
+  epilogue::rstd_rope_rotate(QKV, H, W_qkv,
+                             {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
+                             choice, stream);
 }
 
 void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& A,
@@ -99,20 +104,21 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
-  if (Pre.data != nullptr) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
-  check.outputs_disjoint({{"QKV", QKV}, {"Pre", Pre}}, {{"A", A},
-                                                        {"W_qkv", W_qkv},
-                                                        {"positions", positions},
-                                                        {"frequencies", frequencies},
-                                                        {"qk_norm.q_weight", qk_norm.q_weight},
-                                                        {"qk_norm.k_weight", qk_norm.k_weight}});
+  const bool save_pre = Pre.data != nullptr;
+  if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
   const gemm::KernelChoice choice =
-      qk_norm_choice(check, "linear_qknorm_rope", Pre.data != nullptr, s, options);
-  if (Pre.data == nullptr) {
+      qk_norm_choice(check, "linear_qknorm_rope", save_pre, s, options);
+  detail::require_memory(check, A.device, {{"QKV", QKV}, {"Pre", Pre}},
+                         {{"A", A},
+                          {"W_qkv", W_qkv},
+                          {"positions", positions},
+                          {"frequencies", frequencies},
+                          {"qk_norm.q_weight", qk_norm.q_weight},
+                          {"qk_norm.k_weight", qk_norm.k_weight}});
+  if (save_pre)
+    epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {qk, Pre.data, Pre.stride[0]}, choice, stream);
+  else
     epilogue::qk_norm_rope(QKV, A, W_qkv, qk, choice, stream);
-    return;
-  }
-  epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {qk, Pre.data, Pre.stride[0]}, choice, stream);
 }
 
 void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& H,
@@ -127,8 +133,11 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
   const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
-  if (Pre.data != nullptr) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
-  check.outputs_disjoint({{"QKV", QKV}, {"Pre", Pre}},
+  const bool save_pre = Pre.data != nullptr;
+  if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
+  const gemm::KernelChoice choice =
+      qk_norm_choice(check, "linear_rmsnorm_qknorm_rope", save_pre, s, options);
+  detail::require_memory(check, H.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
                           {"stats.partials", detail::stats_read(stats)},
@@ -136,14 +145,11 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  const gemm::KernelChoice choice =
-      qk_norm_choice(check, "linear_rmsnorm_qknorm_rope", Pre.data != nullptr, s, options);
-  if (Pre.data == nullptr) {
+  if (save_pre)
+    epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}},
+                                         choice, stream);
+  else
     epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, choice, stream);
-    return;
-  }
-  epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}}, choice,
-                                       stream);
 }
 
 }  // namespace coda::ops

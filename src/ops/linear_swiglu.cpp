@@ -16,7 +16,10 @@ Shape check_swiglu(const ArgCheck& check, const TensorView& Z, const TensorView&
   check.rank_is(A, a_name, 2);
   check.not_null(W, "W_gate_up");
   check.rank_is(W, "W_gate_up", 2);
+  check.dim_is(W, "W_gate_up", 1, A.shape[1], "K (the input's dim 1)");
   const Shape s{A.shape[0], W.shape[0], A.shape[1]};
+  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
+  detail::require_bf16_matrix(check, W, "W_gate_up", s.n, s.k, A.device);
   if (s.n % 2 != 0)
     check.fail("W_gate_up: needs an even number of rows (gate/up interleaved); got " +
                std::to_string(s.n));
@@ -30,9 +33,10 @@ void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A
                    const TensorView& W_gate_up, cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_swiglu");
   const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
-  check.outputs_disjoint({{"Z", Z}, {"Y", Y}}, {{"A", A}, {"W_gate_up", W_gate_up}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_swiglu", s.m, s.n, s.k, options);
+  detail::require_memory(check, A.device, {{"Z", Z}, {"Y", Y}},
+                         {{"A", A}, {"W_gate_up", W_gate_up}});
   const epilogue::SwiGluPairsParams gated{Y.data, Y.stride[0]};
   if (Z.data != nullptr)
     epilogue::swiglu_pairs(Z, A, W_gate_up, gated, choice, stream);
@@ -47,11 +51,11 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
   const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  check.outputs_disjoint(
-      {{"Z", Z}, {"Y", Y}},
-      {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_rmsnorm_swiglu", s.m, s.n, s.k, options);
+  detail::require_memory(
+      check, H.device, {{"Z", Z}, {"Y", Y}},
+      {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
   const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),
                                                {Y.data, Y.stride[0]}};
   if (Z.data != nullptr)

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "coda/device_check.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
@@ -43,13 +42,6 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   detail::require_workspace(check, workspace, workspace_bytes,
                             linear_swiglu_bwd_workspace_bytes(m, ffn),
                             "linear_swiglu_bwd_workspace_bytes(M, F)");
-  check.outputs_disjoint(
-      {{"dZ", dZ},
-       {"Y", Y},
-       {"zdz", zdz},
-       {"workspace",
-        workspace_view(workspace, linear_swiglu_bwd_workspace_bytes(m, ffn), dOut.device)}},
-      {{"dOut", dOut}, {"W_down", W_down}, {"Z", Z}});
 
   // The tuned row, else the plain dgrad GEMM's raster and swizzle on Pingpong: its epilogue (a
   // packed tile load and store) overlaps the other warpgroup's mainloop. Cooperative (2 epilogue
@@ -72,9 +64,14 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   p.packed_dz = dZ.data;
   p.packed_dz_stride = dZ.stride[0] / 2;
   p.zdz_partials = static_cast<float*>(workspace);
-  // Every pointer the launches below touch, checked before the first of them writes anything.
-  require_device_memory(zdz.data, dOut.device, kWhere, "zdz");
-  require_device_memory(workspace, dOut.device, kWhere, "workspace");
+  detail::require_memory(
+      check, dOut.device,
+      {{"dZ", dZ},
+       {"Y", Y},
+       {"zdz", zdz},
+       {"workspace",
+        workspace_view(workspace, linear_swiglu_bwd_workspace_bytes(m, ffn), dOut.device)}},
+      {{"dOut", dOut}, {"W_down", W_down}, {"Z", Z}});
   epilogue::swiglu_bwd(Y, dOut, B, p, choice, stream);
   epilogue::merge_partial_sums(p.zdz_partials, layout, int(m), static_cast<float*>(zdz.data),
                                stream);

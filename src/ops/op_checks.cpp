@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "op_checks.hpp"
 
+#include <cstring>
 #include <string>
 
+#include "coda/device_check.hpp"
 #include "coda/gemm/choose_config.hpp"
 
 namespace coda::ops::detail {
@@ -51,6 +53,18 @@ void require_workspace(const ArgCheck& check, const void* workspace, std::size_t
                "; got " + std::to_string(bytes));
 }
 
+void require_memory(const ArgCheck& check, int device,
+                    std::initializer_list<ArgCheck::Named> outputs,
+                    std::initializer_list<ArgCheck::Named> inputs,
+                    std::initializer_list<ArgCheck::InPlace> in_place) {
+  check.outputs_disjoint(outputs, inputs, in_place);
+  const std::string& where = check.where();
+  require_current_device(device, where.c_str(), outputs.begin()->name);
+  for (const auto* list : {&outputs, &inputs})
+    for (const ArgCheck::Named& a : *list)
+      if (a.view.data != nullptr) require_device_memory(a.view.data, device, where.c_str(), a.name);
+}
+
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,
                     int device) {
   if (qk.q_heads <= 0 || qk.kv_heads <= 0)
@@ -82,6 +96,8 @@ void require_stats_buffer(const ArgCheck& check, const RowNormStats& stats, std:
 void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std::int64_t m,
                           std::int64_t width, const char* width_name) {
   if (stats.partials == nullptr) check.fail("stats.partials: data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(stats.partials) % 16 != 0)
+    check.fail("stats.partials: must be 16-byte aligned");
   if (stats.width <= 0 || stats.layout.tiles <= 0)
     check.fail("stats: not filled by a producer (width and layout are unset)");
   if (stats.layout.padded < m)
@@ -117,10 +133,27 @@ struct OpTableEntry {
 using gemm::Decomposition;
 using gemm::RasterOrder;
 using gemm::TileConfig;
-constexpr OpTableEntry kOpTable[] = {
-#include "op_table.inc"
-    {nullptr, 0, 0, 0, {}},  // end (the table may be empty)
+// One table per tuned GPU (`coda-bench tune-ops` on it), each ended by a sentinel (op = null).
+constexpr OpTableEntry kH200OpTable[] = {
+#include "op_table_h200.inc"
+    {nullptr, 0, 0, 0, {}},
 };
+constexpr OpTableEntry kH100OpTable[] = {
+#include "op_table_h100.inc"
+    {nullptr, 0, 0, 0, {}},
+};
+
+const OpTableEntry* op_table_of(gemm::TunedGpu gpu) {
+  switch (gpu) {
+    case gemm::TunedGpu::kH100:
+      return kH100OpTable;
+    case gemm::TunedGpu::kH200:
+      return kH200OpTable;
+    case gemm::TunedGpu::kUntuned:
+      return nullptr;
+  }
+  return nullptr;
+}
 
 bool is_program_config(gemm::TileConfig c) {
   return c == TileConfig::kCoop128x256Cluster2x1 || c == TileConfig::kPingpong128x128Cluster2x1;
@@ -140,9 +173,9 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::in
       check.fail("options.choice.decomposition: the fused ops do not run stream-K");
     return *options.choice;
   }
-  for (const OpTableEntry& e : kOpTable)
-    if (e.op != nullptr && std::string(e.op) == op && e.m == m && e.n == n && e.k == k)
-      return e.choice;
+  if (const OpTableEntry* e = op_table_of(gemm::current_tuned_gpu()))
+    for (; e->op != nullptr; ++e)
+      if (std::strcmp(e->op, op) == 0 && e->m == m && e->n == n && e->k == k) return e->choice;
   if (fallback != nullptr) return *fallback;
   gemm::KernelChoice c =
       gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, int(m), int(n), int(k));

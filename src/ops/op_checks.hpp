@@ -27,6 +27,13 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);
+// The memory an op touches, checked at its boundary before anything is launched: no output
+// overlaps another argument (ArgCheck::outputs_disjoint), `device` is current, and every non-null
+// pointer is device memory on it — reported under the op's own argument names.
+void require_memory(const ArgCheck& check, int device,
+                    std::initializer_list<ArgCheck::Named> outputs,
+                    std::initializer_list<ArgCheck::Named> inputs,
+                    std::initializer_list<ArgCheck::InPlace> in_place = {});
 // The per-head norm of an N-column fused QKV: heads positive, N = (q_heads + 2·kv_heads) ·
 // head_dim with head_dim 64 or 128, γ_q and γ_k bf16 [head_dim], eps >= 0. Returns head_dim.
 int require_qk_norm(const ArgCheck& check, const QkNorm& qk, std::int64_t n, const char* n_name,
@@ -46,8 +53,8 @@ TensorView stats_read(const RowNormStats& stats);
 epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 
 // The kernel for op `op` at m × n × k: options.choice if set (checked: a config the programs are
-// compiled for), else the op's tuned table (op_table.inc), else the plain GEMM's choice
-// (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
+// compiled for), else the current GPU's tuned table (op_table_<gpu>.inc), else the plain GEMM's
+// choice (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
 // Cooperative config becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
 // `fallback`, when given, replaces the mapped plain-GEMM choice for shapes not in the table.
 gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,

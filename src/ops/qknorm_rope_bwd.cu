@@ -9,7 +9,6 @@
 #include <string>
 #include <utility>
 
-#include "coda/device_check.hpp"
 #include "coda/epilogue/rope_table.hpp"
 #include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/status.hpp"
@@ -202,7 +201,8 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
                             "qknorm_rope_bwd_workspace_bytes(M, head_dim)");
   // dPre may overwrite dQKV in place (a lane reads its four columns of a head before anyone
   // writes them); nothing else may share memory with an output.
-  check.outputs_disjoint(
+  detail::require_memory(
+      check, device,
       {{"dPre", dPre},
        {"zdz", zdz},
        {"dgamma.q_weight", dgamma.q_weight},
@@ -215,19 +215,6 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
        {"qk_norm.q_weight", qk_norm.q_weight},
        {"qk_norm.k_weight", qk_norm.k_weight}},
       {{"dPre", "dQKV"}});
-  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{Pre.data, "Pre"},
-                                  {dQKV.data, "dQKV"},
-                                  {dPre.data, "dPre"},
-                                  {zdz.data, "zdz"},
-                                  {positions.data, "positions"},
-                                  {frequencies.data, "frequencies"},
-                                  {qk_norm.q_weight.data, "qk_norm.q_weight"},
-                                  {qk_norm.k_weight.data, "qk_norm.k_weight"},
-                                  {dgamma.q_weight.data, "dgamma.q_weight"},
-                                  {dgamma.k_weight.data, "dgamma.k_weight"},
-                                  {workspace, "workspace"}})
-    require_device_memory(ptr, device, kWhere, name);
-  require_current_device(device, kWhere, "Pre");
 
   const int blocks = blocks_for(m);
   BwdArgs a{static_cast<const __nv_bfloat16*>(Pre.data),

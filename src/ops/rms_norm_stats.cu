@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "coda/device_check.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "coda/ops/norm_stats.hpp"
 #include "coda/status.hpp"
@@ -51,13 +50,9 @@ void rms_norm_stats(const TensorView& H, RowNormStats& stats, const TensorView& 
   detail::require_bf16_matrix(check, H, "H", m, n, X.device);
   detail::require_vector(check, norm_weight, "norm_weight", n, DType::kBF16, X.device);
   detail::require_stats_buffer(check, stats, m, n);
-  check.outputs_disjoint({{"H", H}, {"stats.partials", detail::stats_written(stats, m, n)}},
+  detail::require_memory(check, X.device,
+                         {{"H", H}, {"stats.partials", detail::stats_written(stats, m, n)}},
                          {{"X", X}, {"norm_weight", norm_weight}});
-  require_current_device(X.device, "coda::ops::rms_norm_stats", "X");
-  require_device_memory(X.data, X.device, "coda::ops::rms_norm_stats", "X");
-  require_device_memory(H.data, X.device, "coda::ops::rms_norm_stats", "H");
-  require_device_memory(norm_weight.data, X.device, "coda::ops::rms_norm_stats", "norm_weight");
-  require_device_memory(stats.partials, X.device, "coda::ops::rms_norm_stats", "stats.partials");
 
   const int blocks = static_cast<int>((m + kWarpsPerBlock - 1) / kWarpsPerBlock);
   rms_norm_stats_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(

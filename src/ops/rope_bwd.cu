@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "coda/device_check.hpp"
 #include "coda/epilogue/rope_table.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/status.hpp"
@@ -35,10 +34,15 @@ __global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
     const float2 yv = __bfloat1622float2(y[row * y_stride + j]);
     const float2 g = __bfloat1622float2(dy[row * dy_stride + j]);
     sum += double(yv.x * g.x) + double(yv.y * g.y);
-    float s, c;
-    epilogue::rope_sincos(position, frequencies[j], s, c);
-    // R(θ)ᵀ = R(−θ): (g0 cos θ + g1 sin θ, −g0 sin θ + g1 cos θ)
-    dz[row * dz_stride + j] = __floats2bfloat162_rn(g.x * c + g.y * s, g.y * c - g.x * s);
+    const epilogue::RopeFrequency f = frequencies[j];
+    float2 d = g;  // V pairs (f = 0) pass through untouched, as the standard model never rotates V
+    if (f.hi != 0.0f || f.lo != 0.0f) {
+      float s, c;
+      epilogue::rope_sincos(position, f, s, c);
+      // R(θ)ᵀ = R(−θ): (g0 cos θ + g1 sin θ, −g0 sin θ + g1 cos θ)
+      d = make_float2(g.x * c + g.y * s, g.y * c - g.x * s);
+    }
+    dz[row * dz_stride + j] = __floats2bfloat162_rn(d.x, d.y);
   }
   for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
   if (lane == 0) zdz[row] = float(sum);
@@ -62,19 +66,10 @@ void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV
   detail::require_vector(check, positions, "positions", m, DType::kI32, QKV.device);
   detail::require_vector(check, frequencies, "frequencies", n, DType::kF32, QKV.device);
   // dZ may overwrite dQKV in place (each pair is read, then written, by one thread).
-  check.outputs_disjoint({{"dZ", dZ}, {"zdz", zdz}}, {{"QKV", QKV},
-                                                      {"dQKV", dQKV},
-                                                      {"positions", positions},
-                                                      {"frequencies", frequencies}},
-                         {{"dZ", "dQKV"}});
-  for (const auto& [ptr, name] : {std::pair<const void*, const char*>{QKV.data, "QKV"},
-                                  {dQKV.data, "dQKV"},
-                                  {dZ.data, "dZ"},
-                                  {zdz.data, "zdz"},
-                                  {positions.data, "positions"},
-                                  {frequencies.data, "frequencies"}})
-    require_device_memory(ptr, QKV.device, kWhere, name);
-  require_current_device(QKV.device, kWhere, "QKV");
+  detail::require_memory(
+      check, QKV.device, {{"dZ", dZ}, {"zdz", zdz}},
+      {{"QKV", QKV}, {"dQKV", dQKV}, {"positions", positions}, {"frequencies", frequencies}},
+      {{"dZ", "dQKV"}});
   const unsigned blocks = static_cast<unsigned>((m + kWarpsPerBlock - 1) / kWarpsPerBlock);
   rope_bwd_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
       static_cast<const __nv_bfloat162*>(QKV.data), QKV.stride[0] / 2,

@@ -34,14 +34,32 @@ namespace {
 cudaStream_t as_stream(std::uintptr_t s) { return reinterpret_cast<cudaStream_t>(s); }
 void* as_ptr(std::uintptr_t p) { return reinterpret_cast<void*>(p); }
 
-// A stats buffer as the Python side keeps it: the fp32 tensor and the (tiles, padded) its
-// producer wrote (linear_residual_rms_stats_layout, or {1, M} for rms_norm_stats).
-RowNormStats stats_of(const TensorView& buffer, int tiles, std::int64_t padded, int width) {
+// A stats buffer as the Python side keeps it: a contiguous fp32 vector of norm_stats_floats(M, N)
+// floats and the (tiles, padded) its producer wrote (linear_residual_rms_stats_layout, or {1, M}
+// for rms_norm_stats). `width` > 0: a consumer of M × width rows — the buffer's length must be the
+// one a producer of that width allocates (the tensor carries no width of its own; this catches a
+// buffer from a producer of another tile count of columns).
+RowNormStats stats_of(const char* op, const TensorView& buffer, int tiles, std::int64_t padded,
+                      const TensorView& rows, int width = 0) {
+  const coda::ArgCheck check(std::string("coda::ops::") + op);
+  check.not_null(buffer, "stats");
+  check.dtype_in(buffer, "stats", {coda::DType::kF32});
+  check.rank_is(buffer, "stats", 1);
+  if (buffer.stride[0] != 1) check.fail("stats: must be contiguous");
   RowNormStats s;
   s.partials = static_cast<float*>(buffer.data);
-  s.capacity = buffer.data == nullptr ? 0 : buffer.numel();
-  s.layout = {tiles, padded};
-  s.width = width;
+  s.capacity = buffer.numel();
+  if (width > 0) {
+    check.rank_is(rows, "the normalised input", 2);
+    const std::int64_t need = norm_stats_floats(rows.shape[0], width);
+    if (s.capacity != need)
+      check.fail(
+          "stats: " + std::to_string(s.capacity) +
+          " floats, made for another shape than this op's M × K: norm_stats_floats(M, K) = " +
+          std::to_string(need));
+    s.layout = {tiles, padded};
+    s.width = width;
+  }
   return s;
 }
 
@@ -105,43 +123,45 @@ NB_MODULE(_C, m) {
   // --- forward ops ---------------------------------------------------------------------------
   m.def("rms_norm_stats", [](const TensorView& H, const TensorView& stats, const TensorView& X,
                              const TensorView& w, std::uintptr_t stream) {
-    RowNormStats s = stats_of(stats, 0, 0, 0);
+    RowNormStats s = stats_of("rms_norm_stats", stats, 0, 0, X);
     rms_norm_stats(H, s, X, w, as_stream(stream));
     return layout_of(s);
   });
   m.def("linear_residual_rms",
         [](const TensorView& X, const TensorView& H, const TensorView& stats, const TensorView& A,
            const TensorView& W, const TensorView& R, const TensorView& w, std::uintptr_t stream) {
-          RowNormStats s = stats_of(stats, 0, 0, 0);
+          RowNormStats s = stats_of("linear_residual_rms", stats, 0, 0, A);
           linear_residual_rms(X, H, s, A, W, R, w, as_stream(stream));
           return layout_of(s);
         });
-  m.def("linear_rmsnorm",
-        [](const TensorView& D, const TensorView& H, const TensorView& W, const TensorView& stats,
-           int tiles, std::int64_t padded, float eps, std::uintptr_t stream) {
-          linear_rmsnorm(D, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                         as_stream(stream));
-        });
+  m.def("linear_rmsnorm", [](const TensorView& D, const TensorView& H, const TensorView& W,
+                             const TensorView& stats, int tiles, std::int64_t padded, float eps,
+                             std::uintptr_t stream) {
+    linear_rmsnorm(D, H, W, stats_of("linear_rmsnorm", stats, tiles, padded, H, int(H.shape[1])),
+                   eps, as_stream(stream));
+  });
   m.def("linear_swiglu",
         [](const TensorView& Z, const TensorView& Y, const TensorView& A, const TensorView& W,
            std::uintptr_t stream) { linear_swiglu(Z, Y, A, W, as_stream(stream)); });
   m.def("linear_rmsnorm_swiglu", [](const TensorView& Z, const TensorView& Y, const TensorView& H,
                                     const TensorView& W, const TensorView& stats, int tiles,
                                     std::int64_t padded, float eps, std::uintptr_t stream) {
-    linear_rmsnorm_swiglu(Z, Y, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                          as_stream(stream));
+    linear_rmsnorm_swiglu(
+        Z, Y, H, W, stats_of("linear_rmsnorm_swiglu", stats, tiles, padded, H, int(H.shape[1])),
+        eps, as_stream(stream));
   });
   m.def("linear_rope",
         [](const TensorView& QKV, const TensorView& A, const TensorView& W,
            const TensorView& positions, const TensorView& freqs,
            std::uintptr_t stream) { linear_rope(QKV, A, W, positions, freqs, as_stream(stream)); });
-  m.def("linear_rmsnorm_rope",
-        [](const TensorView& QKV, const TensorView& H, const TensorView& W, const TensorView& stats,
-           int tiles, std::int64_t padded, float eps, const TensorView& positions,
-           const TensorView& freqs, std::uintptr_t stream) {
-          linear_rmsnorm_rope(QKV, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps,
-                              positions, freqs, as_stream(stream));
-        });
+  m.def("linear_rmsnorm_rope", [](const TensorView& QKV, const TensorView& H, const TensorView& W,
+                                  const TensorView& stats, int tiles, std::int64_t padded,
+                                  float eps, const TensorView& positions, const TensorView& freqs,
+                                  std::uintptr_t stream) {
+    linear_rmsnorm_rope(QKV, H, W,
+                        stats_of("linear_rmsnorm_rope", stats, tiles, padded, H, int(H.shape[1])),
+                        eps, positions, freqs, as_stream(stream));
+  });
   m.def("linear_qknorm_rope",
         [](const TensorView& QKV, const TensorView& Pre, const TensorView& A, const TensorView& W,
            const TensorView& positions, const TensorView& freqs, const TensorView& q_weight,
@@ -158,8 +178,10 @@ NB_MODULE(_C, m) {
            const TensorView& k_weight, int q_heads, int kv_heads, float qk_eps,
            std::uintptr_t stream) {
           linear_rmsnorm_qknorm_rope(
-              QKV, Pre, H, W, stats_of(stats, tiles, padded, int(H.shape[1])), eps, positions,
-              freqs, qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps), as_stream(stream));
+              QKV, Pre, H, W,
+              stats_of("linear_rmsnorm_qknorm_rope", stats, tiles, padded, H, int(H.shape[1])), eps,
+              positions, freqs, qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps),
+              as_stream(stream));
         });
   m.def("linear_cross_entropy",
         [](const TensorView& loss, const TensorView& lse, const TensorView& X, const TensorView& W,
@@ -190,16 +212,18 @@ NB_MODULE(_C, m) {
           linear_swiglu_bwd(dZ, Y, zdz, dOut, W_down, Z, as_ptr(workspace), workspace_bytes,
                             as_stream(stream));
         });
-  m.def("linear_rmsnorm_bwd", [](const TensorView& dX, bool accumulate, const TensorView& N,
-                                 const TensorView& dw, const TensorView& dZ, const TensorView& W,
-                                 const TensorView& X, const TensorView& stats, int tiles,
-                                 std::int64_t padded, const TensorView& norm_weight, float eps,
-                                 const TensorView& zdz, std::uintptr_t workspace,
-                                 std::size_t workspace_bytes, std::uintptr_t stream) {
-    const RmsNormSaved saved{X, stats_of(stats, tiles, padded, int(X.shape[1])), norm_weight, eps};
-    linear_rmsnorm_bwd(dX, accumulate, N, dw, dZ, W, saved, zdz, as_ptr(workspace), workspace_bytes,
-                       TensorView{}, as_stream(stream));
-  });
+  m.def("linear_rmsnorm_bwd",
+        [](const TensorView& dX, bool accumulate, const TensorView& N, const TensorView& dw,
+           const TensorView& dZ, const TensorView& W, const TensorView& X, const TensorView& stats,
+           int tiles, std::int64_t padded, const TensorView& norm_weight, float eps,
+           const TensorView& zdz, std::uintptr_t workspace, std::size_t workspace_bytes,
+           std::uintptr_t stream) {
+          const RmsNormSaved saved{
+              X, stats_of("linear_rmsnorm_bwd", stats, tiles, padded, X, int(X.shape[1])),
+              norm_weight, eps};
+          linear_rmsnorm_bwd(dX, accumulate, N, dw, dZ, W, saved, zdz, as_ptr(workspace),
+                             workspace_bytes, TensorView{}, as_stream(stream));
+        });
   m.def("rope_bwd", [](const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
                        const TensorView& dQKV, const TensorView& positions, const TensorView& freqs,
                        std::uintptr_t stream) {

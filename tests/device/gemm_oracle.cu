@@ -36,6 +36,7 @@ std::vector<double> gemm_ref64(int m, int n, int k, const std::vector<float>& a,
   DeviceBuffer da(a.size() * 4), db(b.size() * 4), out(std::size_t(m) * n * 8);
   da.upload(a);
   db.upload(b);
+  CODA_CHECK_CUDA(cudaMemset(out.get(), 0, out.bytes()));  // every byte defined (initcheck)
   const std::int64_t count = std::int64_t(m) * n;
   ref64_kernel<<<(count + 255) / 256, 256>>>(m, n, k, da.get<float>(), db.get<float>(), alpha,
                                              out.get<double>());
@@ -48,6 +49,10 @@ std::vector<float> gemm_cublas_f32(int m, int n, int k, const std::vector<float>
   DeviceBuffer da(a.size() * 2), db(b.size() * 2), out(std::size_t(m) * n * 4);
   da.upload(to_bits(a));
   db.upload(to_bits(b));
+  // Zeroed first: with β = 0 cuBLAS writes every element of D, but compute-sanitizer initcheck
+  // flagged the copy back as reading uninitialized device memory (issue 14). Defining every byte
+  // before the GEMM makes the oracle clean under initcheck whichever way cuBLAS stores D.
+  CODA_CHECK_CUDA(cudaMemset(out.get(), 0, out.bytes()));
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate");
   const float beta = 0.0f;

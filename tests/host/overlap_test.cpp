@@ -19,8 +19,10 @@ std::set<std::int64_t> bytes_of(const TensorView& t) {
   std::set<std::int64_t> out;
   const auto base = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(t.data));
   const auto e = static_cast<std::int64_t>(t.element_bytes());
-  const std::int64_t rows = t.rank == 2 ? t.shape[0] : 1, cols = t.rank == 2 ? t.shape[1] : t.shape[0];
-  const std::int64_t rs = t.rank == 2 ? t.stride[0] : 0, cs = t.rank == 2 ? t.stride[1] : t.stride[0];
+  const std::int64_t rows = t.rank == 2 ? t.shape[0] : 1,
+                     cols = t.rank == 2 ? t.shape[1] : t.shape[0];
+  const std::int64_t rs = t.rank == 2 ? t.stride[0] : 0,
+                     cs = t.rank == 2 ? t.stride[1] : t.stride[0];
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c)
       for (std::int64_t b = 0; b < e; ++b) out.insert(base + (r * rs + c * cs) * e + b);
@@ -43,7 +45,8 @@ TensorView random_view(std::mt19937_64& rng, std::int64_t pitch_elems) {
   const auto e = static_cast<std::int64_t>(dtype_bytes(dtype));
   auto* data = reinterpret_cast<void*>(0x100000 + pick(0, 4096) * e);
   switch (pick(0, 2)) {
-    case 0: return TensorView::vector(data, dtype, pick(1, 300));
+    case 0:
+      return TensorView::vector(data, dtype, pick(1, 300));
     case 1: {
       const std::int64_t cols = pick(1, pitch_elems);
       return TensorView::matrix(data, dtype, pick(1, 12), cols, pitch_elems);
@@ -65,8 +68,8 @@ TEST(ViewsOverlap, ExactForRowsOfOnePitch) {
     b.dtype = a.dtype;
     const bool want = oracle(a, b);
     overlapping += want;
-    ASSERT_EQ(views_overlap(a, b), want) << describe_shape(a) << " at " << a.data << " vs "
-                                         << describe_shape(b) << " at " << b.data;
+    ASSERT_EQ(views_overlap(a, b), want)
+        << describe_shape(a) << " at " << a.data << " vs " << describe_shape(b) << " at " << b.data;
   }
   EXPECT_GT(overlapping, 200);  // both outcomes are exercised
   EXPECT_LT(overlapping, 3800);
@@ -76,7 +79,8 @@ TEST(ViewsOverlap, NeverMissesAnOverlap) {
   std::mt19937_64 rng(std::random_device{}());
   for (int i = 0; i < 4000; ++i) {
     const TensorView a = random_view(rng, 64), b = random_view(rng, 104);
-    if (oracle(a, b)) ASSERT_TRUE(views_overlap(a, b)) << describe_shape(a) << " vs " << describe_shape(b);
+    if (oracle(a, b))
+      ASSERT_TRUE(views_overlap(a, b)) << describe_shape(a) << " vs " << describe_shape(b);
   }
 }
 
@@ -99,10 +103,14 @@ TEST(OutputsDisjoint, NamesTheOutputAndWhatItOverlaps) {
   const auto x = TensorView::matrix(base, DType::kBF16, 4, 64);
   const auto y = TensorView::matrix(base + 4 * 128, DType::kBF16, 4, 64);
   EXPECT_EQ(error_of([&] { check.outputs_disjoint({{"Y", y}}, {{"X", x}}); }), "");
-  EXPECT_EQ(error_of([&] { check.outputs_disjoint({{"Y", x}}, {{"X", x}}); }),
+  EXPECT_EQ(error_of([&] {
+              check.outputs_disjoint({{"Y", x}}, {{"X", x}});
+            }),
             "coda::op: Y: overlaps X in memory (an output must not share memory with any other "
             "argument)");
-  EXPECT_NE(error_of([&] { check.outputs_disjoint({{"Y", y}, {"Z", y}}, {}); }).find("Y: overlaps Z"),
+  EXPECT_NE(error_of([&] {
+              check.outputs_disjoint({{"Y", y}, {"Z", y}}, {});
+            }).find("Y: overlaps Z"),
             std::string::npos);
   // A written row ends in a whole 16-byte unit (TMA): 60 bf16 columns reach the next 8 bytes.
   const auto narrow = TensorView::matrix(base, DType::kBF16, 1, 60, 64);
@@ -116,7 +124,9 @@ TEST(OutputsDisjoint, InPlaceNeedsTheSameLayout) {
   char* base = reinterpret_cast<char*>(0x200000);
   const ArgCheck check("coda::op");
   const auto d = TensorView::matrix(base, DType::kBF16, 4, 64);
-  EXPECT_EQ(error_of([&] { check.outputs_disjoint({{"dZ", d}}, {{"dQKV", d}}, {{"dZ", "dQKV"}}); }),
+  EXPECT_EQ(error_of([&] {
+              check.outputs_disjoint({{"dZ", d}}, {{"dQKV", d}}, {{"dZ", "dQKV"}});
+            }),
             "");
   const auto shifted = TensorView::matrix(base + 16, DType::kBF16, 4, 64);
   EXPECT_NE(error_of([&] {
@@ -129,7 +139,9 @@ TEST(OutputsDisjoint, InPlaceNeedsTheSameLayout) {
             }).find("same pointer, shape and strides"),
             std::string::npos);
   // The permission is for that pair only.
-  EXPECT_NE(error_of([&] { check.outputs_disjoint({{"dZ", d}}, {{"QKV", d}}, {{"dZ", "dQKV"}}); }),
+  EXPECT_NE(error_of([&] {
+              check.outputs_disjoint({{"dZ", d}}, {{"QKV", d}}, {{"dZ", "dQKV"}});
+            }),
             "");
 }
 

@@ -94,6 +94,61 @@ def test_nan_in_nan_out():
     assert torch.isnan(d[7]).all() and not torch.isnan(d[8]).any()
 
 
+def _same_nonfinite(got, want):
+    """Element by element: NaN where `want` is NaN, the same ±Inf where it is infinite, finite
+    elsewhere."""
+    got, want = got.float(), want.float()
+    return all(torch.equal(f(got), f(want)) for f in (torch.isnan, torch.isposinf, torch.isneginf))
+
+
+def test_nan_in_nan_out_cross_entropy():
+    """The cross-entropy ops give NaN and Inf where PyTorch's F.cross_entropy and torch.logsumexp
+    (and their autograd) give them on the same inputs in fp32, and finite values elsewhere: NaN in
+    one row of x and +Inf in another (lse NaN and +Inf, both rows' loss NaN, the sum and mean NaN,
+    both rows of dx and all of dW NaN), then NaN in one element of W (every row). Loss only,
+    fwd+bwd, and coda.nn.LinearCrossEntropy on both its paths."""
+    import torch.nn.functional as F
+
+    from coda import ops
+    from coda.nn import LinearCrossEntropy
+
+    targets = torch.randint(0, VOCAB, (M,), device="cuda")
+    x, w = _bf16(M, K), _bf16(VOCAB, K, scale=K**-0.5)
+    x[7, 3], x[9, 5] = float("nan"), float("inf")
+    w_nan = w.clone()
+    w_nan[11, 5] = float("nan")
+    for xi, wi, bad_rows in ((x, w, [7, 9]), (_bf16(M, K), w_nan, list(range(M)))):
+        xr, wr = xi.float().requires_grad_(True), wi.float().requires_grad_(True)
+        logits = xr @ wr.t()
+        ref = {r: F.cross_entropy(logits, targets, reduction=r) for r in ("none", "sum", "mean")}
+        ref["mean"].backward()
+        ref_lse = torch.logsumexp(logits.detach(), -1)
+        for r in ("none", "sum", "mean"):
+            loss, lse = ops.linear_cross_entropy(xi, wi, targets, -100, ops.REDUCTIONS[r], 0.0, 0.0)
+            assert _same_nonfinite(loss.view(ref[r].shape), ref[r].detach()), f"loss ({r})"
+            assert _same_nonfinite(lse, ref_lse), f"lse ({r})"
+
+        loss, lse, dx, dw, zdz = ops.linear_cross_entropy_fwd_bwd(
+            xi, wi, targets, -100, ops.REDUCTIONS["mean"], 0.0, 0.0)
+        assert _same_nonfinite(loss.view(()), ref["mean"].detach()), "fwd+bwd loss"
+        assert _same_nonfinite(lse, ref_lse), "fwd+bwd lse"
+        assert _same_nonfinite(dx, xr.grad), "dx"
+        assert _same_nonfinite(dw, wr.grad), "dW"
+        bad = torch.zeros(M, dtype=torch.bool, device="cuda")
+        bad[bad_rows] = True
+        assert torch.equal(torch.isnan(zdz), bad), "zdz"
+
+        head = LinearCrossEntropy(K, VOCAB, device="cuda")
+        with torch.no_grad():
+            head.weight.copy_(wi)
+            assert _same_nonfinite(head(xi, targets), ref["mean"].detach()), "module, loss only"
+        xg = xi.clone().requires_grad_(True)
+        out = head(xg, targets)
+        out.backward()
+        assert _same_nonfinite(out, ref["mean"].detach()), "module loss"
+        assert _same_nonfinite(xg.grad, xr.grad) and _same_nonfinite(head.weight.grad, wr.grad)
+
+
 def test_linear_cross_entropy_module_matches_float64():
     """coda.nn.LinearCrossEntropy: loss, ∂x and ∂W against float64 under the contract (per row for
     the gradients), with ignored targets; the framework is PyTorch's bf16 logits + F.cross_entropy."""

@@ -44,7 +44,8 @@ void rstd_from_partials(const float* partials, PartialLayout layout, int rows, i
                         float* rstd, cudaStream_t stream = nullptr);
 
 // lse[m] = log Σ_t exp(partials[t·padded + m]): the row log-sum-exp from OnlineLse's per-tile
-// partials (online_lse.hpp); −inf when every partial is −inf.
+// partials (online_lse.hpp); −inf when every partial is −inf, +inf when one is (and none NaN),
+// NaN when one is NaN (torch.logsumexp's results; lse_math.hpp).
 void merge_lse_partials(const float* partials, PartialLayout layout, int rows, float* lse,
                         cudaStream_t stream = nullptr);
 

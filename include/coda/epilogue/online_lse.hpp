@@ -10,8 +10,9 @@
 // first takes its own row maxima, so there is one rescale per row per subtile, not per element.
 // At the end of the tile the 4 lanes of a quad (which hold the whole row, node.hpp) combine their
 // states with shuffles and lane 0 of the quad writes. No atomics, no shared memory: the
-// combination order is fixed, so the result is deterministic. Rows with every column at −inf give
-// lse = −inf (no NaN). Merge the partials with merge_lse_partials (merge.hpp).
+// combination order is fixed, so the result is deterministic. Non-finite logits give what
+// torch.logsumexp gives (lse_math.hpp): a NaN in the row → NaN, a +inf → +inf, every column −inf →
+// −inf. Merge the partials with merge_lse_partials (merge.hpp).
 // CUTLASS's ColReduction with a pair type gives lane-local results (research notes), hence a node.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <cutlass/array.h>
 #include <cutlass/bfloat16.h>
 
+#include "coda/epilogue/lse_math.hpp"
 #include "coda/epilogue/node.hpp"
 
 namespace coda::epilogue {
@@ -44,9 +46,9 @@ CUTLASS_DEVICE float exp_shifted(float x, float max) {
   return max == -INFINITY ? 0.0f : __expf(x - max);
 }
 
-// (max, sum) ⊕ (max', sum')
+// (max, sum) ⊕ (max', sum'); a NaN max stays NaN (max_nan).
 CUTLASS_DEVICE void combine_lse(float& max, float& sum, float other_max, float other_sum) {
-  float m = fmaxf(max, other_max);
+  float m = max_nan(max, other_max);
   sum = sum * exp_shifted(max, m) + other_sum * exp_shifted(other_max, m);
   max = m;
 }
@@ -126,13 +128,14 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
       for (int i = 0; i < F; ++i) {
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
         in_bounds[i] = m < coords.M && n < coords.N;
-        if (in_bounds[i]) sub_max(base + i) = fmaxf(sub_max(base + i), float(y[i]));
+        // max_nan, not fmaxf: a NaN logit must reach the row's max and so its lse.
+        if (in_bounds[i]) sub_max(base + i) = max_nan(sub_max(base + i), float(y[i]));
         if (n == target_mn(base + i) && m < coords.M) params.target_logits[m] = float(y[i]);
       }
       // One rescale per row (rows this fragment does not touch have sub_max = −inf: no change).
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(max_k); ++k) {
-        float m = fmaxf(max_k(k), sub_max_k(k));
+        float m = max_nan(max_k(k), sub_max_k(k));
         sum_k(k) *= detail::exp_shifted(max_k(k), m);
         max_k(k) = m;
       }
@@ -158,8 +161,7 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
           detail::combine_lse(max, sum, shuffle_xor(max, mask), shuffle_xor(sum, mask));
         int m = coords.m0 + int(cute::get<0>(row_coords(k)));
         if (quad_leader && m < coords.M)
-          params.lse_partials[tile_n * params.padded + m] =
-              sum > 0.0f ? max + logf(sum) : -INFINITY;
+          params.lse_partials[tile_n * params.padded + m] = lse_of(max, sum);
       }
     }
   };

@@ -4,7 +4,9 @@
 // with R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]] (the +θ convention of interleaved RoPE).
 // Frequencies are in turns (cycles per position) as an fp32 hi/lo pair, f = hi + lo
 // (rope_frequency() in rope_table.hpp makes them), and positions are int32 per row, so packed
-// sequences with per-document positions work. A pair with f = 0 (V columns) passes through.
+// sequences with per-document positions work. A pair with f = 0 (V columns) passes through
+// untouched, as in the standard model, which never rotates V (x0 · 1 − x1 · 0 would turn an Inf
+// in x1 into a NaN in x0).
 //
 // Range reduction, exact up to |position| < 2^24: p = pos·hi rounded, e = fma(pos, hi, −p) its
 // exact error, turns = (p − rint(p)) + (e + pos·lo). The fractional part of p is exact, e and
@@ -48,12 +50,17 @@ struct RopePairsNode : RegisterNode<RopePairsArguments> {
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < F; i += 2) {
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
-        float s = 0.0f, c = 1.0f;
-        if (m < coords.M && n < coords.N)
-          rope_sincos(params.positions[m], params.frequencies[n / 2], s, c);
+        const RopeFrequency f =
+            m < coords.M && n < coords.N ? params.frequencies[n / 2] : RopeFrequency{};
         float x0 = float(x[i]), x1 = float(x[i + 1]);
-        y[i] = x0 * c - x1 * s;
-        y[i + 1] = x0 * s + x1 * c;
+        y[i] = x0;  // V (f = 0) and elements outside (M, N): through
+        y[i + 1] = x1;
+        if (f.hi != 0.0f || f.lo != 0.0f) {
+          float s, c;
+          rope_sincos(params.positions[m], f, s, c);
+          y[i] = x0 * c - x1 * s;
+          y[i + 1] = x0 * s + x1 * c;
+        }
       }
       return y;
     }

@@ -6,8 +6,10 @@
 //   lse[m]  = log Σ_v exp(logit[m, v])                        (fp32, saved for the backward)
 //   loss[m] = lse[m] − logit[m, target[m]] + z_loss · lse[m]²  (0 where target = ignore_index)
 // reduced as none ([M]), sum or mean over non-ignored tokens (a scalar; mean of none is NaN,
-// as PyTorch). Deterministic: no atomics. Extra memory: linear_cross_entropy_workspace_bytes —
-// O(M · V / 128) floats, never M × V. Host-visible.
+// as PyTorch). Non-finite logits as PyTorch: lse as torch.logsumexp (NaN, or +inf for a +inf
+// logit), the row's loss and gradient NaN as F.cross_entropy's (docs/numerics.md).
+// Deterministic: no atomics. Extra memory: linear_cross_entropy_workspace_bytes — O(M · V / 128)
+// floats, never M × V. Host-visible.
 #pragma once
 
 #include <cstddef>
