@@ -155,6 +155,11 @@ def row_rstd(h: Tensor, stats: Tensor, stats_k: int, eps: float) -> Tensor:
     (partials summed in tile order, as the kernels' RowRstd does), fp32 [M]."""
     _require_cuda("row_rstd", h=h, stats=stats)
     m, width = h.shape
+    if h.dtype != torch.bfloat16 or stats.dtype != torch.float32:
+        raise ValueError(f"coda.row_rstd: h must be bf16 and stats fp32; got {h.dtype} and {stats.dtype}")
+    if stats.numel() != norm_stats_floats(m, width):
+        raise ValueError(f"coda.row_rstd: stats has {stats.numel()} floats, made for another shape than h's "
+                         f"M × D: norm_stats_floats(M, D) = {norm_stats_floats(m, width)}")
     tiles, padded = stats_layout(m, width, stats_k)
     sumsq = stats[: tiles * padded].view(tiles, padded)[:, :m].sum(0)
     return torch.rsqrt(sumsq / width + eps)

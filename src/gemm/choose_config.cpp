@@ -3,6 +3,8 @@
 #include "coda/gemm/choose_config.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "coda/gemm/instance.hpp"
 
@@ -54,6 +56,16 @@ KernelChoice rule(int m, int n, int k) {
 
 }  // namespace
 
+double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k) {
+  const int same = (m == tuned_m) + (n == tuned_n) + (k == tuned_k);
+  if (same == 3) return 0.0;
+  const double ratio = m != tuned_m   ? double(m) / tuned_m
+                       : n != tuned_n ? double(n) / tuned_n
+                                      : double(k) / tuned_k;
+  if (same < 2 || ratio < 0.5 || ratio > 2.0) return std::numeric_limits<double>::infinity();
+  return std::fabs(std::log2(ratio));
+}
+
 bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config) {
   return find_instance(layout, d_dtype, config) != nullptr;
 }
@@ -65,9 +77,12 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k) {
   KernelChoice choice = rule(m, n, k);
+  double best = std::numeric_limits<double>::infinity();
   if (const TableEntry* e = table_of(gpu))
-    for (; e->m != 0; ++e)
-      if (e->layout == layout && e->m == m && e->n == n && e->k == k) choice = e->choice;
+    for (; e->m != 0; ++e) {
+      const double d = e->layout == layout ? tuned_shape_distance(m, n, k, e->m, e->n, e->k) : best;
+      if (d < best) best = d, choice = e->choice;  // the first of equals: table order decides
+    }
   // The table is tuned for bf16 D; fp32 D compiles fewer configs (scripts/instances.py): keep
   // the scheduler settings and fall back to the same schedule family.
   if (!has_instance(layout, d_dtype, choice.config))

@@ -50,13 +50,13 @@ std::size_t workspace_bytes(const TensorView& D, const TensorView& A, const Tens
 void gemm(const TensorView& D, const TensorView& A, const TensorView& B, const GemmOptions& options,
           cudaStream_t stream) {
   Plan p = plan(D, A, B, options);
+  // The device first: the workspace size is a query of D's device.
+  require_gemm_operands_on_device(D, A, B, kWhere);
+  if (options.alpha) require_device_memory(options.alpha, D.device, kWhere, "options.alpha");
   const std::size_t needed = p.instance->workspace_bytes(p.problem, p.choice);
   ArgCheck(kWhere).outputs_disjoint(
       {{"D", D}, {"options.workspace", workspace_view(options.workspace, needed, D.device)}},
       {{"A", A}, {"B", B}, {"options.alpha", TensorView::vector(options.alpha, DType::kF32, 1)}});
-
-  require_gemm_operands_on_device(D, A, B, kWhere);
-  if (options.alpha) require_device_memory(options.alpha, D.device, kWhere, "options.alpha");
 
   if (needed > 0) {
     require(options.workspace != nullptr && options.workspace_bytes >= needed, kWhere,

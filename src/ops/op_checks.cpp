@@ -2,6 +2,7 @@
 #include "op_checks.hpp"
 
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "coda/device_check.hpp"
@@ -173,9 +174,16 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::in
       check.fail("options.choice.decomposition: the fused ops do not run stream-K");
     return *options.choice;
   }
+  // The op's nearest tuned shape on this GPU (gemm::tuned_shape_distance), if one is near.
+  const OpTableEntry* nearest = nullptr;
+  double best = std::numeric_limits<double>::infinity();
   if (const OpTableEntry* e = op_table_of(gemm::current_tuned_gpu()))
     for (; e->op != nullptr; ++e)
-      if (std::strcmp(e->op, op) == 0 && e->m == m && e->n == n && e->k == k) return e->choice;
+      if (std::strcmp(e->op, op) == 0) {
+        const double d = gemm::tuned_shape_distance(int(m), int(n), int(k), e->m, e->n, e->k);
+        if (d < best) best = d, nearest = e;
+      }
+  if (nearest != nullptr) return nearest->choice;
   if (fallback != nullptr) return *fallback;
   gemm::KernelChoice c =
       gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, int(m), int(n), int(k));

@@ -17,6 +17,13 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k);
 
+// How far a tuned shape is from (m, n, k), for the table lookups: 0 when equal; when two dims are
+// equal and the third (in practice the token count: M forward and dgrad, K wgrad) is within a
+// factor of 2, |log2| of its ratio; otherwise infinity. A table entry serves its nearest shapes:
+// a batch or sequence length near a tuned one wants the same tile, raster and swizzle, while
+// another model width may not (so widths must match).
+double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k);
+
 // Whether a kernel for (layout, D dtype, config) is compiled into the library.
 bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config);
 

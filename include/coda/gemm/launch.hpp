@@ -17,8 +17,10 @@ namespace coda::gemm {
 namespace detail {
 
 inline void check_cuda(cudaError_t err, const char* what) {
-  if (err != cudaSuccess)
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // a failed query leaves its error for the caller's next check: clear it
     throw Error(std::string("coda::gemm: ") + what + ": " + cudaGetErrorString(err));
+  }
 }
 
 // A cute stride with one static unit mode: set the dynamic one (modes 0 and 1), batch stride 0.
