@@ -160,4 +160,29 @@ Matrix rope_rotate_half(const Matrix& x, const std::vector<std::int64_t>& positi
   return y;
 }
 
+std::vector<double> rope_inverse_frequencies(int head_dim, double base,
+                                             const Llama3RopeScaling& scaling) {
+  const double pi = std::acos(-1.0);
+  std::vector<double> inv_freq(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i)
+    inv_freq[i] = 1.0 / std::pow(base, double(2 * i) / double(head_dim));
+  if (scaling.factor == 0.0) return inv_freq;
+  // _compute_llama3_parameters: wavelengths shorter than old_context_len / high_freq_factor stay,
+  // longer than old_context_len / low_freq_factor are divided by the factor, and those between
+  // are interpolated with a smooth factor.
+  const double factor = scaling.factor, low = scaling.low_freq_factor,
+               high = scaling.high_freq_factor,
+               old_context_len = scaling.original_max_position_embeddings;
+  const double low_freq_wavelen = old_context_len / low, high_freq_wavelen = old_context_len / high;
+  for (double& f : inv_freq) {
+    const double wavelen = 2 * pi / f;
+    const double llama = wavelen > low_freq_wavelen ? f / factor : f;
+    const double smooth_factor = (old_context_len / wavelen - low) / (high - low);
+    const double smoothed = (1 - smooth_factor) * llama / factor + smooth_factor * llama;
+    const bool is_medium_freq = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+    f = is_medium_freq ? smoothed : llama;
+  }
+  return inv_freq;
+}
+
 }  // namespace coda::ref

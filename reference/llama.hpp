@@ -61,4 +61,21 @@ Matrix transpose(const Matrix& x);
 Matrix rope_rotate_half(const Matrix& x, const std::vector<std::int64_t>& positions,
                         const std::vector<double>& inv_freq, int rotated_heads, int head_dim);
 
+// Llama 3.1 RoPE scaling (Hugging Face's rope_scaling with "rope_type": "llama3", same names);
+// factor 0: none.
+struct Llama3RopeScaling {
+  double factor = 0.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  double original_max_position_embeddings = 8192.0;
+};
+
+// Hugging Face's inverse frequencies of one head, radians per position, in float64 and written
+// from its definition, not from CODA's table (coda::ops::rope_frequencies is what the kernels
+// take; the references must not share its code): inv_freq[i] = 1 / base^(2i / head_dim), i <
+// head_dim / 2 (_compute_default_rope_parameters), then, with a factor, Llama-3 scaling as
+// _compute_llama3_parameters defines it.
+std::vector<double> rope_inverse_frequencies(int head_dim, double base,
+                                             const Llama3RopeScaling& scaling = {});
+
 }  // namespace coda::ref

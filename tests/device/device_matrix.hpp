@@ -58,6 +58,12 @@ inline ref::Matrix download(const DeviceMatrix& d, bool* padding_untouched) {
   return x;
 }
 
+// Whether every byte of b is still as poison() left it: nothing was written to it.
+inline bool still_poisoned(const DeviceBuffer& b) {
+  const std::vector<std::uint8_t> bytes = b.download<std::uint8_t>();
+  return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t v) { return v == 0xFF; });
+}
+
 inline ref::Matrix to_matrix(const std::vector<float>& v, int rows, int cols) {
   ref::Matrix x(rows, cols);
   for (std::size_t i = 0; i < v.size(); ++i) x.v[i] = v[i];

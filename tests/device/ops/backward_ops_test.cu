@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,11 +46,13 @@ std::vector<double> row_dot(const Matrix& g, const Matrix& u, const Matrix& dg, 
   return s;
 }
 
-// dY = dOut · W_down → dZ (interleaved), Y recomputed, zdz = Σ z·dz per row.
+// dY = dOut · W_down → dZ (interleaved), Y recomputed, zdz = Σ z·dz per row; K = 1 (hidden 1) and
+// F % 8 ≠ 0; under the op's own kernel choice and both forced configs (kernel_choices).
 TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("BackwardOps.SwiGluBackwardAgainstStandard"));
   struct Shape { int m, hidden, ffn; };
-  const Shape shapes[] = {{1, 520, 260}, {199, 2048, 8192}, {1000, 776, 1000}, {16383, 264, 520}};
+  const Shape shapes[] = {{1, 520, 260},    {199, 2048, 8192}, {1000, 776, 1000},
+                          {16383, 264, 520}, {130, 1, 77}};
   for (const Shape& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " hidden " + std::to_string(s.hidden) + " ffn " +
                  std::to_string(s.ffn));
@@ -69,19 +70,13 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
     const std::vector<double> zdz_fw = row_dot(gate, up, dg_fw, du_fw);
 
     DeviceMatrix d_dout = upload(d_out), d_w = upload(w_down), d_z = upload(interleave(gate, up));
-    // The op's own kernel choice, then each compiled config forced (Cooperative runs with its
-    // epilogue load stages capped: gemm/kernel.hpp).
-    const std::optional<gemm::KernelChoice> choices[] = {
-        std::nullopt, gemm::KernelChoice{gemm::TileConfig::kCoop128x256Cluster2x1},
-        gemm::KernelChoice{gemm::TileConfig::kPingpong128x128Cluster2x1}};
-    for (const std::optional<gemm::KernelChoice>& choice : choices) {
-      SCOPED_TRACE(choice ? gemm::to_string(choice->config) : std::string("op's choice"));
+    // Cooperative runs with its epilogue load stages capped (gemm/kernel.hpp).
+    for (const OpOptions& options : kernel_choices(s.m)) {
+      SCOPED_TRACE(describe_choice(options));
       DeviceMatrix dz = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
       DeviceBuffer zdz(s.m * 4), ws(linear_swiglu_bwd_workspace_bytes(s.m, s.ffn));
       zdz.poison();
       ws.poison();
-      OpOptions options;
-      options.choice = choice;
       linear_swiglu_bwd(dz.view(), y.view(), vector_view(zdz, s.m, DType::kF32), d_dout.view(),
                         d_w.view(), d_z.view(), ws.get(), linear_swiglu_bwd_workspace_bytes(s.m, s.ffn),
                         nullptr, options);
@@ -99,20 +94,20 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
 }
 
 // G = α · dZ · W → dX = r · (G ⊙ w − u · c) (fresh and added into an incoming gradient), N, dw;
-// rows of X from 1e-3 to 1e3 in scale, c from the exact ⟨z, dz⟩ as the consumer's backward gives it.
+// rows of X from 1e-3 to 1e3 in scale (the contract per row scale), c from the exact ⟨z, dz⟩ as
+// the consumer's backward gives it; K = 1 (n 1) and D % 8 ≠ 0; under the op's own kernel choice
+// and both forced configs (kernel_choices).
 TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("BackwardOps.RmsNormBackwardAgainstStandard"));
   struct Shape { int m, d, n; float alpha; };
-  const Shape shapes[] = {{1, 520, 776, 1.0f}, {199, 2048, 3072, 0.5f}, {1000, 776, 1000, 1.0f},
-                          {16383, 264, 520, 2.0f}};
+  const Shape shapes[] = {{1, 520, 776, 1.0f},     {199, 2048, 3072, 0.5f}, {1000, 776, 1000, 1.0f},
+                          {16383, 264, 520, 2.0f}, {130, 261, 1, 1.0f}};
   const double eps = 1e-5;
   for (const Shape& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " d " + std::to_string(s.d) + " n " + std::to_string(s.n));
-    Matrix x = random_bf16(s.m, s.d, rng, 1.0);
-    for (int m = 0; m < s.m; ++m) {  // RMS from ~1e-3 to ~1e3
-      const double scale = std::pow(10.0, double(m % 7) - 3.0);
-      for (int k = 0; k < s.d; ++k) x(m, k) = ref::round_to_bf16(x(m, k) * scale);
-    }
+    std::vector<double> scales(s.m);  // RMS from ~1e-3 to ~1e3
+    for (int m = 0; m < s.m; ++m) scales[m] = std::pow(10.0, double(m % 7) - 3.0);
+    const Matrix x = scale_rows(random_bf16(s.m, s.d, rng, 1.0), scales);
     const std::vector<double> w = random_norm_weight(s.d, rng);
     const Matrix W = random_bf16(s.n, s.d, rng, 0.03), dz = random_bf16(s.m, s.n, rng, 1.0);
     const Matrix dx_in = random_bf16(s.m, s.d, rng, 1.0);
@@ -136,45 +131,53 @@ TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
     }
 
     DeviceMatrix d_x = upload(x), d_w = upload(W), d_dz = upload(dz), h = output(s.m, s.d);
-    DeviceMatrix dx_fresh = output(s.m, s.d), dx_acc = upload(dx_in), n_out = output(s.m, s.d);
-    DeviceBuffer d_gamma = upload_bf16_vector(w), d_zdz(s.m * 4), dw(s.d * 4), alpha(4);
+    DeviceBuffer d_gamma = upload_bf16_vector(w), d_zdz(s.m * 4), alpha(4);
     d_zdz.upload(zdz);
     alpha.upload(std::vector<float>{s.alpha});
-    DeviceBuffer partials(norm_stats_floats(s.m, s.d) * 4), ws(linear_rmsnorm_bwd_workspace_bytes(s.m, s.d));
+    DeviceBuffer partials(norm_stats_floats(s.m, s.d) * 4);
     partials.poison();
-    ws.poison();
-    dw.poison();
     RmsNormSaved saved{d_x.view(), {partials.get<float>(), norm_stats_floats(s.m, s.d)},
                        vector_view(d_gamma, s.d, DType::kBF16), float(eps)};
     rms_norm_stats(h.view(), saved.stats, d_x.view(), saved.weight);  // the forward's statistics
     const std::size_t ws_bytes = linear_rmsnorm_bwd_workspace_bytes(s.m, s.d);
-    const TensorView zdz_view = vector_view(d_zdz, s.m, DType::kF32), dw_view = vector_view(dw, s.d, DType::kF32);
-    linear_rmsnorm_bwd(dx_fresh.view(), false, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
-                       zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32));
-    CODA_CHECK_CUDA(cudaDeviceSynchronize());
-    const std::vector<float> dw_fresh = dw.download<float>();
-    linear_rmsnorm_bwd(dx_acc.view(), true, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
-                       zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32));
-    CODA_CHECK_CUDA(cudaDeviceSynchronize());
+    const TensorView zdz_view = vector_view(d_zdz, s.m, DType::kF32);
+    for (const OpOptions& options : kernel_choices(s.m)) {
+      SCOPED_TRACE(describe_choice(options));
+      DeviceMatrix dx_fresh = output(s.m, s.d), dx_acc = upload(dx_in), n_out = output(s.m, s.d);
+      DeviceBuffer dw(s.d * 4), ws(ws_bytes);
+      ws.poison();
+      dw.poison();
+      const TensorView dw_view = vector_view(dw, s.d, DType::kF32);
+      linear_rmsnorm_bwd(dx_fresh.view(), false, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
+                         zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32), nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      const std::vector<float> dw_fresh = dw.download<float>();
+      linear_rmsnorm_bwd(dx_acc.view(), true, n_out.view(), dw_view, d_dz.view(), d_w.view(), saved,
+                         zdz_view, ws.get(), ws_bytes, vector_view(alpha, 1, DType::kF32), nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
-    bool pad[3];
-    EXPECT_TRUE(meets_contract(download(dx_fresh, &pad[0]).v, dx64.v, ref::round_to_bf16(dx_fw).v, "dX"));
-    EXPECT_TRUE(meets_contract(download(dx_acc, &pad[1]).v, ref::add(dx_in, dx64).v,
-                               ref::round_to_bf16(ref::add(dx_in, ref::round_to_bf16(dx_fw))).v,
-                               "dX_in + dX (reduce-add)"));
-    EXPECT_TRUE(meets_contract(download(n_out, &pad[2]).v, n64.v, n_fw.v, "N = u ⊙ w"));
-    EXPECT_TRUE(meets_contract(std::vector<double>(dw_fresh.begin(), dw_fresh.end()), dw64, dw_fw, "dw"));
-    EXPECT_EQ(dw.download<float>(), dw_fresh) << "dw deterministic across runs";
-    for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+      bool pad[3];
+      auto contract = [&](const Matrix& got, const Matrix& r64, const Matrix& fw, const char* what) {
+        return meets_contract_by_row_scale(got.v, r64.v, fw.v, scales, what);
+      };
+      EXPECT_TRUE(contract(download(dx_fresh, &pad[0]), dx64, ref::round_to_bf16(dx_fw), "dX"));
+      EXPECT_TRUE(contract(download(dx_acc, &pad[1]), ref::add(dx_in, dx64),
+                           ref::round_to_bf16(ref::add(dx_in, ref::round_to_bf16(dx_fw))), "dX_in + dX (reduce-add)"));
+      EXPECT_TRUE(contract(download(n_out, &pad[2]), n64, n_fw, "N = u ⊙ w"));
+      EXPECT_TRUE(meets_contract(std::vector<double>(dw_fresh.begin(), dw_fresh.end()), dw64, dw_fw, "dw"));
+      EXPECT_EQ(dw.download<float>(), dw_fresh) << "dw deterministic across runs";
+      for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+    }
   }
 }
 
 // dZ = R(θ)ᵀ dQKV on the Q/K pairs (V through), zdz = Σ QKV · dQKV; in place and out of place; GQA,
-// hd 64 and 128, positions past 100k with resets.
+// hd 64 and 128 (and 6: N % 8 ≠ 0), positions past 100k with resets.
 TEST(BackwardOps, RopeBackwardAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("BackwardOps.RopeBackwardAgainstStandard"));
   struct Shape { int m, q_heads, kv_heads, hd; };
-  const Shape shapes[] = {{1, 4, 2, 128}, {199, 32, 8, 64}, {1000, 5, 1, 64}, {16383, 2, 1, 128}};
+  const Shape shapes[] = {{1, 4, 2, 128},     {199, 32, 8, 64}, {1000, 5, 1, 64},
+                          {16383, 2, 1, 128}, {130, 3, 1, 6}};
   for (const Shape& s : shapes) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " hd " + std::to_string(s.hd));
     const int n = (s.q_heads + 2 * s.kv_heads) * s.hd;
@@ -185,9 +188,9 @@ TEST(BackwardOps, RopeBackwardAgainstStandard) {
       if (m % 300 == 299) p = 0;
       pos[m] = p, neg[m] = -p;
     }
+    // The reference's own frequencies; the library's table only as the kernel's input.
+    const std::vector<double> turns = rope_turns(s.q_heads, s.kv_heads, s.hd, 500000.0);
     const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 500000.0);
-    std::vector<double> turns(n / 2);
-    for (int j = 0; j < n / 2; ++j) turns[j] = double(table[2 * j]) + double(table[2 * j + 1]);
     const Matrix dz64 = ref::rope_pairs(dy, neg, turns);  // R(θ)ᵀ = R(−θ)
     // PyTorch's bf16 autograd of q·cos + rotate(q)·sin: cos/sin in bf16, each product rounded.
     Matrix dz_fw(s.m, n);
@@ -233,7 +236,8 @@ TEST(BackwardOps, RopeBackwardAgainstStandard) {
 // QK-norm + RoPE backward (qknorm_rope_bwd) against the float64 standard (Qwen3: per-head
 // RMSNorm, rotate-half RoPE; reference/llama.hpp, finite-difference-checked in the host tests):
 // dPre, ⟨pre, dpre⟩ per row, ∂γ_q and ∂γ_k; hd 64 and 128, GQA 32/8 and 64/8 (70B), M = 1 …
-// 16383, positions past 100k with resets, heads of scale 1e-3 … 30; in place, and ∂γ accumulated.
+// 16383, positions past 100k with resets, heads of scale 3e-3 … 30 (dPre's contract per head); in
+// place, and ∂γ accumulated.
 TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("BackwardOps.QkNormRopeBackwardAgainstStandard"));
   struct Shape { int m, q_heads, kv_heads, hd; };
@@ -258,7 +262,7 @@ TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
       if (m % 300 == 299) p = 0;
       pos[m] = p, neg[m] = -p;
     }
-    const std::vector<double> inv = rope_inverse_frequencies(s.hd, 1000000.0);
+    const std::vector<double> inv = ref::rope_inverse_frequencies(s.hd, 1000000.0);
 
     // float64: dn = R(−θ) dy, then the per-head RMSNorm backward.
     Matrix dx64;
@@ -319,6 +323,7 @@ TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
       dgq64_perm[i] = dgq64[j], dgk64_perm[i] = dgk64[j];
       dgq_fw_perm[i] = dgq_fw[j], dgk_fw_perm[i] = dgk_fw[j];
     }
+    // The library's table only as the kernel's input (the reference took its own frequencies).
     const std::vector<float> table = rope_frequencies(s.q_heads, s.kv_heads, s.hd, 1000000.0);
 
     DeviceMatrix d_pre = upload(ref::permute_cols(pre_std, cols)), d_dy = upload(ref::permute_cols(dy_std, cols)),
@@ -348,8 +353,12 @@ TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
 
     bool pad[2];
     const Matrix got = download(dpre, &pad[0]);
-    EXPECT_TRUE(meets_contract(got.v, ref::permute_cols(dx64, cols).v, ref::permute_cols(dx_fw, cols).v,
-                               "dPre = QkNorm'ᵀ R(θ)ᵀ dQKV"));
+    // Per head (rows all of scale 1): dPre scales as 1 / the head's scale. Our column order
+    // permutes within heads only.
+    EXPECT_TRUE(meets_contract_by_row_scale_and_head(got.v, ref::permute_cols(dx64, cols).v,
+                                                     ref::permute_cols(dx_fw, cols).v,
+                                                     std::vector<double>(s.m, 1.0), s.hd,
+                                                     "dPre = QkNorm'ᵀ R(θ)ᵀ dQKV"));
     EXPECT_EQ(download(d_dy, &pad[1]).v, got.v) << "in place: same bits";
     for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
     const std::vector<float> z1 = zdz.download<float>();
@@ -367,13 +376,15 @@ TEST(BackwardOps, QkNormRopeBackwardAgainstStandard) {
 
 // LM head + cross-entropy forward and backward in chunks of rows: loss, lse, dX, dW (fp32, also
 // accumulated), ⟨z, dz⟩; ignored rows, int32/int64 targets, z-loss, soft-cap, the three reductions
-// (none with random per-token upstream gradients), several chunks.
+// (none with random per-token upstream gradients), several chunks, M = 1 (the wgrad's K = 1) and
+// H % 8 ≠ 0; under the op's own kernel choice and both forced configs (kernel_choices).
 TEST(BackwardOps, CrossEntropyForwardBackwardAgainstStandard) {
   std::mt19937_64 rng(testing::fresh_seed("BackwardOps.CrossEntropyForwardBackwardAgainstStandard"));
   struct Case { int m, hidden, vocab; bool int64; float z_loss, softcap; Reduction reduction; float alpha; int chunk; };
   const Case cases[] = {{199, 520, 32777, false, 0.0f, 0.0f, Reduction::kMean, 1.0f, 0},
                         {300, 264, 4099, true, 1e-4f, 3.0f, Reduction::kSum, 0.5f, 128},
-                        {1000, 776, 4099, false, 0.0f, 0.0f, Reduction::kNone, 0.0f, 256}};
+                        {1000, 776, 4099, false, 0.0f, 0.0f, Reduction::kNone, 0.0f, 256},
+                        {1, 260, 4099, true, 0.0f, 0.0f, Reduction::kMean, 1.0f, 0}};
   for (const Case& c : cases) {
     SCOPED_TRACE("m " + std::to_string(c.m) + " V " + std::to_string(c.vocab) + " chunk " + std::to_string(c.chunk));
     const Matrix x = random_bf16(c.m, c.hidden, rng, 1.0);
@@ -430,70 +441,76 @@ TEST(BackwardOps, CrossEntropyForwardBackwardAgainstStandard) {
       dw_fw.v.assign(f.begin(), f.end());
     }
 
-    DeviceMatrix d_x = upload(x), d_w = upload(w), dx = output(c.m, c.hidden);
-    DeviceBuffer d_targets(c.m * 8), loss(c.m * 4), lse(c.m * 4), zdz(c.m * 4), alpha(c.m * 4),
-        dw(std::size_t(c.vocab) * c.hidden * 4);
+    DeviceMatrix d_x = upload(x), d_w = upload(w);
+    DeviceBuffer d_targets(c.m * 8), alpha(c.m * 4), ones(c.m * 4);
     if (c.int64) d_targets.upload(targets);
     else d_targets.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
-    alpha.upload(c.reduction == Reduction::kNone ? alpha_rows : std::vector<float>{c.alpha});
-    for (DeviceBuffer* b : {&loss, &lse, &zdz, &dw}) b->poison();
+    const bool none = c.reduction == Reduction::kNone;
+    alpha.upload(none ? alpha_rows : std::vector<float>{c.alpha});
+    ones.upload(std::vector<float>(c.m, 1.0f));
     CrossEntropyOptions ce;
     ce.reduction = c.reduction;
     ce.z_loss = c.z_loss;
     ce.softcap = c.softcap;
     ce.chunk_rows = c.chunk;
     const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(c.m, c.vocab, c.chunk);
-    DeviceBuffer ws(ws_bytes);
-    ws.poison();
-    const bool none = c.reduction == Reduction::kNone;
-    CrossEntropyGrads g{dx.view(), TensorView::matrix(dw.get(), DType::kF32, c.vocab, c.hidden),
-                        false, vector_view(zdz, c.m, DType::kF32),
-                        vector_view(alpha, none ? c.m : 1, DType::kF32)};
     const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
-    const TensorView loss_view = vector_view(loss, none ? c.m : 1, DType::kF32);
-    linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
-                                 t_view, ce, ws.get(), ws_bytes);
-    CODA_CHECK_CUDA(cudaDeviceSynchronize());
-    const std::vector<float> dw1 = dw.download<float>();
-    g.accumulate_dW = true;  // a second micro-batch: dW doubles
-    linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
-                                 t_view, ce, ws.get(), ws_bytes);
-    CODA_CHECK_CUDA(cudaDeviceSynchronize());
-
     auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
-    const std::vector<double> losses = to_double(loss.download<float>());
-    if (none) EXPECT_TRUE(meets_contract(losses, loss64, loss_fw, "loss per row"));
-    bool pad = false;
-    EXPECT_TRUE(meets_contract(download(dx, &pad).v, dx64.v, dx_fw.v, "dX"));
-    EXPECT_TRUE(pad);
-    EXPECT_TRUE(meets_contract(to_double(dw1), dw64.v, dw_fw.v, "dW"));
-    const std::vector<float> dw2 = dw.download<float>();
-    // Chunk by chunk onto dW: 2 · dW up to fp32 rounding of the running sums (~1e-7 relative).
-    std::vector<double> twice(dw1.size()), slack(dw1.size());
-    for (std::size_t i = 0; i < dw1.size(); ++i) twice[i] = 2.0 * dw1[i], slack[i] = twice[i] * (1 + 1e-6);
-    EXPECT_TRUE(meets_contract(to_double(dw2), twice, slack, "dW accumulated = 2 · dW"));
-    EXPECT_TRUE(meets_contract_f32(to_double(zdz.download<float>()), zdz64, zdz_fw, "zdz"));
-    if (!none) {
-      // Sum and mean: the logits are bf16 here as in the framework, so a scalar against the
-      // framework's is one random sum of per-row errors against another. The rows (reduction
-      // none, same inputs) meet the contract, and the scalar is their reduction to within fp32
-      // summation error (n · 2⁻²⁴ · Σ|row|).
-      DeviceBuffer rows(c.m * 4), ones(c.m * 4);
-      rows.poison();
-      ones.upload(std::vector<float>(c.m, 1.0f));
-      CrossEntropyOptions per_row = ce;
-      per_row.reduction = Reduction::kNone;
-      g.alpha = vector_view(ones, c.m, DType::kF32);
-      linear_cross_entropy_fwd_bwd(vector_view(rows, c.m, DType::kF32), vector_view(lse, c.m, DType::kF32),
-                                   g, d_x.view(), d_w.view(), t_view, per_row, ws.get(), ws_bytes);
+    for (const OpOptions& options : kernel_choices(c.m)) {
+      SCOPED_TRACE(describe_choice(options));
+      DeviceMatrix dx = output(c.m, c.hidden);
+      DeviceBuffer loss(c.m * 4), lse(c.m * 4), zdz(c.m * 4), dw(std::size_t(c.vocab) * c.hidden * 4),
+          ws(ws_bytes);
+      for (DeviceBuffer* b : {&loss, &lse, &zdz, &dw, &ws}) b->poison();
+      CrossEntropyGrads g{dx.view(), TensorView::matrix(dw.get(), DType::kF32, c.vocab, c.hidden),
+                          false, vector_view(zdz, c.m, DType::kF32),
+                          vector_view(alpha, none ? c.m : 1, DType::kF32)};
+      const TensorView loss_view = vector_view(loss, none ? c.m : 1, DType::kF32);
+      linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
+                                   t_view, ce, ws.get(), ws_bytes, nullptr, options);
       CODA_CHECK_CUDA(cudaDeviceSynchronize());
-      const std::vector<double> got_rows = to_double(rows.download<float>());
-      EXPECT_TRUE(meets_contract(got_rows, loss64, loss_fw, "loss per row"));
-      const double k = c.reduction == Reduction::kMean ? 1.0 / counted : 1.0;
-      double sum = 0.0, magnitude = 0.0;
-      for (double r : got_rows) sum += r, magnitude += std::abs(r);
-      EXPECT_NEAR(losses[0], sum * k, c.m * 0x1p-24 * magnitude * k) << "the scalar reduces the rows";
+      const std::vector<float> dw1 = dw.download<float>();
+      g.accumulate_dW = true;  // a second micro-batch: dW doubles
+      linear_cross_entropy_fwd_bwd(loss_view, vector_view(lse, c.m, DType::kF32), g, d_x.view(), d_w.view(),
+                                   t_view, ce, ws.get(), ws_bytes, nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+      EXPECT_TRUE(meets_contract(to_double(lse.download<float>()), lse64, lse_fw, "lse"));
+      const std::vector<double> losses = to_double(loss.download<float>());
+      if (none) {
+        EXPECT_TRUE(meets_contract(losses, loss64, loss_fw, "loss per row"));
+      }
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(dx, &pad).v, dx64.v, dx_fw.v, "dX"));
+      EXPECT_TRUE(pad);
+      EXPECT_TRUE(meets_contract(to_double(dw1), dw64.v, dw_fw.v, "dW"));
+      const std::vector<float> dw2 = dw.download<float>();
+      // Chunk by chunk onto dW: 2 · dW up to fp32 rounding of the running sums (~1e-7 relative).
+      std::vector<double> twice(dw1.size()), slack(dw1.size());
+      for (std::size_t i = 0; i < dw1.size(); ++i) twice[i] = 2.0 * dw1[i], slack[i] = twice[i] * (1 + 1e-6);
+      EXPECT_TRUE(meets_contract(to_double(dw2), twice, slack, "dW accumulated = 2 · dW"));
+      EXPECT_TRUE(meets_contract_f32(to_double(zdz.download<float>()), zdz64, zdz_fw, "zdz"));
+      if (!none) {
+        // Sum and mean: against the per-token errors reduced (|Σ e| ≤ Σ |e|); and the rows
+        // (reduction none, same inputs) meet the contract, the scalar being their reduction to
+        // within fp32 summation error (n · 2⁻²⁴ · Σ|row|).
+        const double k = c.reduction == Reduction::kMean ? 1.0 / counted : 1.0;
+        EXPECT_TRUE(meets_reduced_contract(losses[0], loss64, loss_fw, k, "reduced loss"));
+        DeviceBuffer rows(c.m * 4);
+        rows.poison();
+        CrossEntropyOptions per_row = ce;
+        per_row.reduction = Reduction::kNone;
+        g.alpha = vector_view(ones, c.m, DType::kF32);
+        linear_cross_entropy_fwd_bwd(vector_view(rows, c.m, DType::kF32), vector_view(lse, c.m, DType::kF32),
+                                     g, d_x.view(), d_w.view(), t_view, per_row, ws.get(), ws_bytes, nullptr,
+                                     options);
+        CODA_CHECK_CUDA(cudaDeviceSynchronize());
+        const std::vector<double> got_rows = to_double(rows.download<float>());
+        EXPECT_TRUE(meets_contract(got_rows, loss64, loss_fw, "loss per row"));
+        double sum = 0.0, magnitude = 0.0;
+        for (double r : got_rows) sum += r, magnitude += std::abs(r);
+        EXPECT_NEAR(losses[0], sum * k, c.m * 0x1p-24 * magnitude * k) << "the scalar reduces the rows";
+      }
     }
   }
 }

@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What the forward and backward op tests share: random bf16 inputs, the float64 and the bf16
-// framework GEMM (x · wᵀ), and small device vectors.
+// framework GEMM (x · wᵀ), small device vectors, the contract per class of scale and for
+// reductions, the kernel choices each op runs under, and the reference RoPE turns.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "coda/gemm/config.hpp"
+#include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix.hpp"
 #include "device/gemm_oracle.hpp"
 #include "reference/bf16.hpp"
 #include "reference/epilogue.hpp"
+#include "reference/llama.hpp"
 
 namespace coda::ops {
 
@@ -82,34 +89,92 @@ inline Matrix scale_rows(Matrix x, const std::vector<double>& scales) {
   return x;
 }
 
-// The numerics contract applied to each class of rows of one scale separately, each class divided
-// by its largest |reference|: rows of RMS 1e-20 are held to the standard of rows of RMS 1, which a
-// single absolute tolerance over the whole tensor would not do.
+// The numerics contract applied to each class of elements of one scale separately, each class
+// divided by its largest |reference|: rows of RMS 1e-20 are held to the standard of rows of RMS 1,
+// which a single absolute tolerance over the whole tensor would not do. A class is the rows of one
+// scale (scales: one per row) and, for the per-head ops (head_dim > 0), one head of them: heads of
+// scale 3e-3 … 30 are each held to their own standard too.
+inline ::testing::AssertionResult meets_contract_by_row_scale_and_head(
+    const std::vector<double>& out, const std::vector<double>& ref,
+    const std::vector<double>& framework, const std::vector<double>& scales, int head_dim,
+    const char* what) {
+  const std::size_t cols = ref.size() / scales.size();
+  struct Class {
+    std::vector<double> o, r, f;
+  };
+  std::map<std::pair<double, std::size_t>, Class> classes;  // (row scale, head)
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    Class& k = classes[{scales[i / cols], head_dim > 0 ? i % cols / head_dim : 0}];
+    k.o.push_back(out[i]), k.r.push_back(ref[i]), k.f.push_back(framework[i]);
+  }
+  for (auto& [key, k] : classes) {
+    double largest = 0.0;
+    for (double v : k.r) largest = std::max(largest, std::abs(v));
+    if (largest > 0.0)
+      for (std::size_t i = 0; i < k.r.size(); ++i)
+        k.o[i] /= largest, k.r[i] /= largest, k.f[i] /= largest;
+    char label[200];
+    if (head_dim > 0)
+      std::snprintf(label, sizeof label, "%s (rows of scale %g, head %zu)", what, key.first,
+                    key.second);
+    else
+      std::snprintf(label, sizeof label, "%s (rows of scale %g)", what, key.first);
+    ::testing::AssertionResult result = testing::meets_contract(k.o, k.r, k.f, label);
+    if (!result) return result;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 inline ::testing::AssertionResult meets_contract_by_row_scale(const std::vector<double>& out,
                                                               const std::vector<double>& ref,
                                                               const std::vector<double>& framework,
                                                               const std::vector<double>& scales,
                                                               const char* what) {
-  const std::size_t cols = ref.size() / scales.size();
-  std::vector<double> classes = scales;
-  std::sort(classes.begin(), classes.end());
-  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
-  for (double scale : classes) {
-    std::vector<double> o, r, f;
-    for (std::size_t m = 0; m < scales.size(); ++m)
-      if (scales[m] == scale)
-        for (std::size_t c = m * cols; c < (m + 1) * cols; ++c)
-          o.push_back(out[c]), r.push_back(ref[c]), f.push_back(framework[c]);
-    double largest = 0.0;
-    for (double v : r) largest = std::max(largest, std::abs(v));
-    if (largest > 0.0)
-      for (std::size_t i = 0; i < r.size(); ++i) o[i] /= largest, r[i] /= largest, f[i] /= largest;
-    char label[160];
-    std::snprintf(label, sizeof label, "%s (rows of scale %g)", what, scale);
-    ::testing::AssertionResult result = testing::meets_contract(o, r, f, label);
-    if (!result) return result;
-  }
-  return ::testing::AssertionSuccess();
+  return meets_contract_by_row_scale_and_head(out, ref, framework, scales, 0, what);
+}
+
+// The contract for a sum (weight 1) or mean (weight 1 / count) of per-token values ref: as
+// |Σ e| ≤ Σ |e|, the framework's error is taken per token and reduced,
+//   |out − w · Σ ref| ≤ 2 · w · Σ |framework − ref| + 1e-6,
+// not twice the framework's scalar error (one random sum of per-token errors, which can land
+// arbitrarily near zero, or far from it).
+inline ::testing::AssertionResult meets_reduced_contract(double out, const std::vector<double>& ref,
+                                                         const std::vector<double>& framework,
+                                                         double weight, const char* what) {
+  double sum = 0.0, errors = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    sum += ref[i], errors += std::abs(framework[i] - ref[i]);
+  // meets_contract with a framework scalar off by exactly the reduced per-token error.
+  return testing::meets_contract({out}, {weight * sum}, {weight * (sum + errors)}, what);
+}
+
+// The kernel choices an op test runs a shape under: the op's own (its table or rule) and, up to
+// kForcedMaxRows rows, each config the fused programs are compiled for, forced (OpOptions;
+// src/ops/op_checks.cpp), so both compiled kernels of every program are held to the contract.
+// Taller shapes run the op's own choice only, to keep the suite's runtime down.
+constexpr std::int64_t kForcedMaxRows = 1000;
+inline std::vector<OpOptions> kernel_choices(std::int64_t m) {
+  std::vector<OpOptions> choices(1);
+  if (m <= kForcedMaxRows)
+    for (gemm::TileConfig c :
+         {gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1})
+      choices.push_back(OpOptions{gemm::KernelChoice{c}});
+  return choices;
+}
+inline std::string describe_choice(const OpOptions& options) {
+  return options.choice ? std::string("forced ") + gemm::to_string(options.choice->config)
+                        : std::string("op's choice");
+}
+
+// The turns per column pair (adjacent-pair layout, Q and K heads rotated, V pairs 0) that
+// rope_frequencies should hold, from the independent float64 frequencies (reference/llama.hpp).
+inline std::vector<double> rope_turns(int q_heads, int kv_heads, int head_dim, double theta) {
+  const std::vector<double> inv = ref::rope_inverse_frequencies(head_dim, theta);
+  std::vector<double> turns(std::size_t(q_heads + 2 * kv_heads) * head_dim / 2, 0.0);
+  for (int h = 0; h < q_heads + kv_heads; ++h)
+    for (int i = 0; i < head_dim / 2; ++i)
+      turns[std::size_t(h) * head_dim / 2 + i] = inv[i] / (2.0 * std::acos(-1.0));
+  return turns;
 }
 
 }  // namespace coda::ops

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// choose_kernel: deterministic, always an instantiated kernel, and the rule's reasons hold.
+// choose_kernel: every tuned shape gets its table entry, a pure function of the GPU and the shape,
+// always an instantiated kernel, and the rule's reasons hold. Every tuned GPU's table is checked
+// (choose_kernel_for), not only the current device's: a host without a GPU gets the rule alone.
 #include <gtest/gtest.h>
+
+#include <iterator>
+#include <vector>
 
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/instance.hpp"
@@ -10,6 +15,27 @@ namespace {
 
 const OperandLayout kLayouts[] = {OperandLayout::kAkBk, OperandLayout::kAkBn, OperandLayout::kAmBn};
 const DType kOutputs[] = {DType::kBF16, DType::kF32};
+
+// The tuned tables as choose_kernel reads them (src/gemm/kernel_table_<gpu>.inc), each ended by
+// a sentinel (m = 0): a table may be empty.
+struct TableEntry {
+  OperandLayout layout;
+  int m, n, k;
+  KernelChoice choice;
+};
+const TableEntry kH100Table[] = {
+#include "src/gemm/kernel_table_h100.inc"
+    {OperandLayout::kAkBk, 0, 0, 0, {}},
+};
+const TableEntry kH200Table[] = {
+#include "src/gemm/kernel_table_h200.inc"
+    {OperandLayout::kAkBk, 0, 0, 0, {}},
+};
+const TableEntry kNoTable[] = {{OperandLayout::kAkBk, 0, 0, 0, {}}};
+const struct {
+  TunedGpu gpu;
+  const TableEntry* table;
+} kGpus[] = {{TunedGpu::kUntuned, kNoTable}, {TunedGpu::kH100, kH100Table}, {TunedGpu::kH200, kH200Table}};
 
 // The Llama-3 GEMMs at M = 16384 tokens (docs/benchmarks.md §1), forward (M, N, K) =
 // (tokens, out, in).
@@ -21,20 +47,23 @@ const Linear kLinears[] = {
 
 TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
   const int tokens = 16384;
-  for (const Linear& l : kLinears)
-    for (DType out : kOutputs) {
-      const struct { OperandLayout layout; int m, n, k; } gemms[] = {
-          {OperandLayout::kAkBk, tokens, l.out, l.in},   // forward
-          {OperandLayout::kAkBn, tokens, l.in, l.out},   // dgrad
-          {OperandLayout::kAmBn, l.out, l.in, tokens}};  // wgrad
-      for (auto g : gemms) {
-        KernelChoice c = choose_kernel(g.layout, out, g.m, g.n, g.k);
-        EXPECT_TRUE(has_instance(g.layout, out, c.config))
-            << to_string(g.layout) << " " << g.m << "x" << g.n << "x" << g.k << " -> "
-            << to_string(c.config);
-        EXPECT_TRUE(c.swizzle == 1 || c.swizzle == 2 || c.swizzle == 4 || c.swizzle == 8);
+  for (const auto& [gpu, table] : kGpus) {
+    SCOPED_TRACE(to_string(gpu));
+    for (const Linear& l : kLinears)
+      for (DType out : kOutputs) {
+        const struct { OperandLayout layout; int m, n, k; } gemms[] = {
+            {OperandLayout::kAkBk, tokens, l.out, l.in},   // forward
+            {OperandLayout::kAkBn, tokens, l.in, l.out},   // dgrad
+            {OperandLayout::kAmBn, l.out, l.in, tokens}};  // wgrad
+        for (auto g : gemms) {
+          KernelChoice c = choose_kernel_for(gpu, g.layout, out, g.m, g.n, g.k);
+          EXPECT_TRUE(has_instance(g.layout, out, c.config))
+              << to_string(g.layout) << " " << g.m << "x" << g.n << "x" << g.k << " -> "
+              << to_string(c.config);
+          EXPECT_TRUE(c.swizzle == 1 || c.swizzle == 2 || c.swizzle == 4 || c.swizzle == 8);
+        }
       }
-    }
+  }
   for (OperandLayout layout : kLayouts)
     for (DType out : kOutputs)
       for (int m : {1, 199, 1000, 4095})
@@ -43,10 +72,49 @@ TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
             EXPECT_TRUE(has_instance(layout, out, choose_kernel(layout, out, m, n, k).config));
 }
 
+// Every tuned shape gets exactly its table entry's choice for bf16 D (the tables are tuned for
+// it): a later row for the same shape, or a lookup on the wrong keys or GPU, fails here.
+TEST(ChooseKernel, EveryTableEntryRoundTrips) {
+  for (const auto& [gpu, table] : kGpus)
+    for (const TableEntry* e = table; e->m != 0; ++e) {
+      const KernelChoice got = choose_kernel_for(gpu, e->layout, DType::kBF16, e->m, e->n, e->k);
+      EXPECT_EQ(got, e->choice) << to_string(gpu) << " " << to_string(e->layout) << " " << e->m
+                                << "x" << e->n << "x" << e->k << ": table says "
+                                << to_string(e->choice.config) << ", got " << to_string(got.config);
+    }
+  EXPECT_GT(std::size(kH200Table), 1u) << "the H200 table is not empty";
+}
+
+// The choice is a pure function of (GPU, layout, D dtype, M, N, K): the same answers again in
+// reverse order, with another GPU's or shape's call in between, for the tuned shapes, their
+// neighbours and untuned ones.
 TEST(ChooseKernel, Deterministic) {
-  for (OperandLayout layout : kLayouts)
-    EXPECT_EQ(choose_kernel(layout, DType::kBF16, 16384, 28672, 4096),
-              choose_kernel(layout, DType::kBF16, 16384, 28672, 4096));
+  struct Call {
+    TunedGpu gpu;
+    OperandLayout layout;
+    DType out;
+    int m, n, k;
+    KernelChoice choose() const { return choose_kernel_for(gpu, layout, out, m, n, k); }
+  };
+  std::vector<Call> calls;
+  for (const auto& [gpu, unused] : kGpus) {
+    for (const auto& [other_gpu, table] : kGpus)  // every table's shapes on every GPU
+      for (const TableEntry* e = table; e->m != 0; ++e)
+        for (DType out : kOutputs)
+          for (int dm : {-1, 0, 1}) calls.push_back({gpu, e->layout, out, e->m + dm, e->n, e->k});
+    for (OperandLayout layout : kLayouts)
+      for (DType out : kOutputs)
+        for (int m : {1, 199, 16384})
+          for (int k : {1, 4095, 65536}) calls.push_back({gpu, layout, out, m, 1000, k});
+  }
+  std::vector<KernelChoice> first;
+  for (const Call& c : calls) first.push_back(c.choose());
+  for (std::size_t i = calls.size(); i-- > 0;) {
+    calls[(i * 7 + 3) % calls.size()].choose();  // another call in between
+    EXPECT_EQ(calls[i].choose(), first[i])
+        << to_string(calls[i].gpu) << " " << to_string(calls[i].layout) << " " << calls[i].m
+        << "x" << calls[i].n << "x" << calls[i].k;
+  }
 }
 
 TEST(ChooseKernel, RuleForUntunedShapes) {
@@ -59,13 +127,14 @@ TEST(ChooseKernel, RuleForUntunedShapes) {
 }
 
 TEST(ChooseKernel, Float32OutputKeepsTheScheduleFamily) {
-  for (OperandLayout layout : kLayouts) {
-    KernelChoice bf16 = choose_kernel(layout, DType::kBF16, 16384, 4096, 14336);
-    KernelChoice f32 = choose_kernel(layout, DType::kF32, 16384, 4096, 14336);
-    EXPECT_EQ(is_stream_k(bf16.config), is_stream_k(f32.config));
-    EXPECT_EQ(bf16.raster, f32.raster);
-    EXPECT_EQ(bf16.swizzle, f32.swizzle);
-  }
+  for (const auto& [gpu, table] : kGpus)
+    for (OperandLayout layout : kLayouts) {
+      KernelChoice bf16 = choose_kernel_for(gpu, layout, DType::kBF16, 16384, 4096, 14336);
+      KernelChoice f32 = choose_kernel_for(gpu, layout, DType::kF32, 16384, 4096, 14336);
+      EXPECT_EQ(is_stream_k(bf16.config), is_stream_k(f32.config)) << to_string(gpu);
+      EXPECT_EQ(bf16.raster, f32.raster) << to_string(gpu);
+      EXPECT_EQ(bf16.swizzle, f32.swizzle) << to_string(gpu);
+    }
 }
 
 TEST(Instances, EveryBf16ConfigInEveryLayout) {

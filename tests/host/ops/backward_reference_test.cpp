@@ -2,12 +2,14 @@
 // The hand-derived backward formulas the backward ops are tested against, checked in float64:
 // against central finite differences of the standard forward, against the interleaved (packed)
 // form the fused epilogue computes, and the ⟨z, dz⟩ identity that lets an RMSNorm backward take
-// its per-row scalar from the next op's backward (docs/ops-math.md §2.0).
+// its per-row scalar from the next op's backward (docs/ops-math.md §2.0); and the library's RoPE
+// table against the reference's own frequencies.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "coda/ops/weights.hpp"
@@ -127,7 +129,7 @@ TEST(BackwardReference, QkNormRopeBackwardMatchesFiniteDifferences) {
   for (double& v : gq) v = 1.0 + 0.3 * std::normal_distribution<double>()(rng);
   for (double& v : gk) v = 1.0 + 0.3 * std::normal_distribution<double>()(rng);
   const std::vector<std::int64_t> pos = {3, 100001, 7}, neg = {-3, -100001, -7};
-  const std::vector<double> inv = ops::rope_inverse_frequencies(hd, 10000.0);
+  const std::vector<double> inv = rope_inverse_frequencies(hd, 10000.0);
   auto loss = [&](const Matrix& xx, const std::vector<double>& q, const std::vector<double>& k) {
     return dot(dy, rope_rotate_half(qk_norm(xx, q_heads, kv_heads, hd, q, k, eps), pos, inv,
                                     q_heads + kv_heads, hd));
@@ -173,7 +175,9 @@ TEST(BackwardReference, RewrittenBlockBackwardEqualsStandard) {
   std::vector<double> w1(d), w2(d);
   for (int i = 0; i < d; ++i) w1[i] = 1.0 + 0.1 * i, w2[i] = 1.5 - 0.05 * i;
   const std::vector<std::int64_t> pos = {3, 4, 5, 0, 100000};
-  const std::vector<double> inv = ops::rope_inverse_frequencies(hd, 500000.0);
+  // The standard side takes the reference's own frequencies, the rewritten side the library's
+  // table (what the kernels take).
+  const std::vector<double> inv = rope_inverse_frequencies(hd, 500000.0);
   const int qk = 2 * heads * hd;  // Q and K columns
 
   auto cols = [](const Matrix& a, int c0, int n) {
@@ -263,6 +267,58 @@ TEST(BackwardReference, RewrittenBlockBackwardEqualsStandard) {
     const double fd2 = (dot(dout, block(x, w1, p2)) - dot(dout, block(x, w1, m2))) / (2 * h);
     EXPECT_NEAR(dw1[i], fd1, 1e-6 * (1 + std::abs(fd1))) << "dw1 " << i;
     EXPECT_NEAR(dw2[i], fd2, 1e-6 * (1 + std::abs(fd2))) << "dw2 " << i;
+  }
+}
+
+// The library's RoPE table (coda::ops::rope_frequencies, what the kernels take; and the inverse
+// frequencies it is built from) against the reference's independent float64 frequencies, written
+// from Hugging Face's definition: hi to float precision, hi + lo to ~2⁻⁴⁸ of the turns, V columns
+// 0; plain θ and Llama-3.1 / 3.2 scaling, whose three bands (kept, interpolated, divided) the
+// scaled cases span.
+TEST(RopeReference, LibraryTableMatchesIndependentFrequencies) {
+  struct Case {
+    int q_heads, kv_heads, hd;
+    double theta;
+    Llama3RopeScaling scaling;
+  };
+  const Case cases[] = {{4, 2, 128, 500000.0, {}},
+                        {5, 1, 64, 1000000.0, {}},
+                        {3, 1, 6, 10000.0, {}},
+                        {4, 2, 128, 500000.0, {8.0, 1.0, 4.0, 8192.0}},     // Llama 3.1
+                        {4, 2, 64, 500000.0, {32.0, 1.0, 4.0, 8192.0}}};    // Llama 3.2
+  const double two_pi = 2.0 * std::acos(-1.0);
+  for (const Case& c : cases) {
+    SCOPED_TRACE("hd " + std::to_string(c.hd) + " theta " + std::to_string(c.theta) + " factor " +
+                 std::to_string(c.scaling.factor));
+    const ops::RopeScaling scaling{c.scaling.factor, c.scaling.low_freq_factor,
+                                   c.scaling.high_freq_factor,
+                                   c.scaling.original_max_position_embeddings};
+    const std::vector<double> inv = rope_inverse_frequencies(c.hd, c.theta, c.scaling);
+    const std::vector<double> lib = ops::rope_inverse_frequencies(c.hd, c.theta, scaling);
+    const std::vector<float> table = ops::rope_frequencies(c.q_heads, c.kv_heads, c.hd, c.theta, scaling);
+    ASSERT_EQ(lib.size(), inv.size());
+    ASSERT_EQ(table.size(), std::size_t(c.q_heads + 2 * c.kv_heads) * c.hd);
+    for (int i = 0; i < c.hd / 2; ++i) EXPECT_NEAR(lib[i], inv[i], 1e-14 * inv[i]) << "inv_freq " << i;
+    for (int h = 0; h < c.q_heads + 2 * c.kv_heads; ++h)
+      for (int i = 0; i < c.hd / 2; ++i) {
+        const std::size_t pair = std::size_t(h) * c.hd / 2 + i;
+        const double hi = table[2 * pair], lo = table[2 * pair + 1];
+        const double turns = h < c.q_heads + c.kv_heads ? inv[i] / two_pi : 0.0;
+        EXPECT_NEAR(hi, turns, 0x1p-24 * turns) << "head " << h << " pair " << i;
+        EXPECT_NEAR(hi + lo, turns, 0x1p-46 * turns) << "head " << h << " pair " << i;
+      }
+    if (c.scaling.factor > 0) {  // the scaled cases reach all three bands
+      const std::vector<double> plain = rope_inverse_frequencies(c.hd, c.theta);
+      int kept = 0, divided = 0, between = 0;
+      for (int i = 0; i < c.hd / 2; ++i) {
+        kept += inv[i] == plain[i];
+        divided += inv[i] == plain[i] / c.scaling.factor;
+        between += inv[i] < plain[i] && inv[i] > plain[i] / c.scaling.factor;
+      }
+      EXPECT_GT(kept, 0);
+      EXPECT_GT(divided, 0);
+      EXPECT_GT(between, 0);
+    }
   }
 }
 

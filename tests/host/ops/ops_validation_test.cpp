@@ -38,14 +38,18 @@ TEST(OpsValidation, NormChain) {
   RowNormStats small{stats.partials, 10};
   EXPECT_NE(error_of([&] { linear_residual_rms(X, H, small, A, W, R, w); }).find("stats.capacity: needs"),
             std::string::npos);
-  EXPECT_EQ(stats.width, 0) << "nothing written on failure";
+  // Each refused call left the stats it was given (small, and stats above) unfilled.
+  for (const RowNormStats& refused : {stats, small}) {
+    EXPECT_EQ(refused.width, 0) << "nothing written on failure";
+    EXPECT_EQ(refused.layout.tiles, 0) << "nothing written on failure";
+  }
 
   const auto D = bf16(0x30000, 64, 256);
   EXPECT_EQ(error_of([&] { linear_rmsnorm(D, A, W, stats, 1e-5f); }),
             "coda::ops::linear_rmsnorm: stats: not filled by a producer (width and layout are unset)");
   RowNormStats filled = stats;
   filled.layout = {2, 128};
-  filled.width = 256;
+  filled.width = 128;  // statistics of a K-wide X: only eps is wrong below
   EXPECT_EQ(error_of([&] { linear_rmsnorm(D, A, W, filled, -1.0f); }),
             "coda::ops::linear_rmsnorm: eps: must be non-negative");
   EXPECT_EQ(error_of([&] { rms_norm_stats(H, stats, X, vec(0x60001, 256, DType::kBF16)); }),
@@ -171,7 +175,8 @@ TEST(OpsValidation, RmsNormBackward) {
   saved.stats.layout = {1, 64};
   saved.stats.width = 120;
   EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, W, saved, zdz, ws, bytes); }),
-            "coda::ops::linear_rmsnorm_bwd: norm.stats.width: the statistics must be of D = 128 features; got 120");
+            "coda::ops::linear_rmsnorm_bwd: stats.width: the statistics must be of D (W's columns) = 128 features; "
+            "got 120");
   saved.stats.width = 128;
   EXPECT_EQ(error_of([&] { linear_rmsnorm_bwd(dX, false, N, dw, dZ, bf16(0x20000, 95, 128), saved, zdz, ws, bytes); }),
             "coda::ops::linear_rmsnorm_bwd: W: dim 0 must equal dZ's columns = 96; got bf16[95, 128] strides (128, 1)");
@@ -188,7 +193,8 @@ TEST(OpsValidation, RopeBackward) {
             "coda::ops::rope_bwd: dQKV: dim 1 must equal N = 256; got bf16[64, 255] strides (255, 1)");
   // dZ a few rows into dQKV: a partial overlap (in place, dZ = dQKV, is allowed).
   EXPECT_EQ(error_of([&] { rope_bwd(bf16(0x20000 + 512, 64, 256), zdz, Y, dY, pos, freq); }),
-            "coda::ops::rope_bwd: dZ: must be dQKV itself (in place) or not overlap it");
+            "coda::ops::rope_bwd: dZ: may be dQKV itself (in place: same pointer, shape and strides) but must "
+            "not overlap it otherwise; got bf16[64, 256] strides (256, 1) and bf16[64, 256] strides (256, 1)");
   EXPECT_EQ(error_of([&] { rope_bwd(dY, zdz, Y, dY, vec(0x31000, 64, DType::kI64), freq); }),
             "coda::ops::rope_bwd: positions: dtype must be i32; got i64");
 }
@@ -215,9 +221,12 @@ TEST(OpsValidation, QkNormRopeBackward) {
   EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, bf16_grads, pre, dY, pos, freq, qk, ws, bytes); }),
             "coda::ops::qknorm_rope_bwd: dgamma.q_weight: dtype must be f32; got bf16");
   EXPECT_EQ(error_of([&] { qknorm_rope_bwd(pre, zdz, dg, pre, dY, pos, freq, qk, ws, bytes); }),
-            "coda::ops::qknorm_rope_bwd: dPre: must not be Pre (dQKV may be overwritten instead)");
+            "coda::ops::qknorm_rope_bwd: dPre: overlaps Pre in memory (an output must not share memory with "
+            "any other argument)");
   EXPECT_EQ(error_of([&] { qknorm_rope_bwd(bf16(0x20000 + 512, 64, 256), zdz, dg, pre, dY, pos, freq, qk, ws, bytes); }),
-            "coda::ops::qknorm_rope_bwd: dPre: must be dQKV itself (in place) or not overlap it");
+            "coda::ops::qknorm_rope_bwd: dPre: may be dQKV itself (in place: same pointer, shape and strides) "
+            "but must not overlap it otherwise; got bf16[64, 256] strides (256, 1) and bf16[64, 256] strides "
+            "(256, 1)");
   EXPECT_EQ(error_of([&] { qknorm_rope_bwd(dpre, zdz, dg, pre, bf16(0x20000, 63, 256), pos, freq, qk, ws, bytes); }),
             "coda::ops::qknorm_rope_bwd: dQKV: dim 0 must equal M = 64; got bf16[63, 256] strides (256, 1)");
 }
