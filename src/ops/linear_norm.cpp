@@ -6,31 +6,12 @@
 
 namespace coda::ops {
 
-namespace {
-// A [M, K] and W [N, K], both K-major: the GEMM's shape.
-struct Mnk {
-  std::int64_t m, n, k;
-};
-Mnk gemm_shape(const ArgCheck& check, const TensorView& A, const char* a_name,
-               const TensorView& W) {
-  check.not_null(A, a_name);
-  check.rank_is(A, a_name, 2);
-  check.not_null(W, "W");
-  check.rank_is(W, "W", 2);
-  check.dim_is(W, "W", 1, A.shape[1], "K (the input's dim 1)");
-  const Mnk s{A.shape[0], W.shape[0], A.shape[1]};
-  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
-  detail::require_bf16_matrix(check, W, "W", s.n, s.k, A.device);
-  return s;
-}
-}  // namespace
-
 void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats& stats,
                          const TensorView& A, const TensorView& W, const TensorView& R,
                          const TensorView& norm_weight, cudaStream_t stream,
                          const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_residual_rms");
-  const Mnk s = gemm_shape(check, A, "A", W);
+  const detail::LinearShape s = detail::require_linear(check, A, "A", W, "W");
   detail::require_bf16_matrix(check, X, "X", s.m, s.n, A.device);
   detail::require_bf16_matrix(check, H, "H", s.m, s.n, A.device);
   detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
@@ -67,7 +48,7 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
                     const RowNormStats& stats, float eps, cudaStream_t stream,
                     const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm");
-  const Mnk s = gemm_shape(check, H, "H", W);
+  const detail::LinearShape s = detail::require_linear(check, H, "H", W, "W");
   detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");

@@ -9,20 +9,11 @@
 namespace coda::ops {
 
 namespace {
-struct Shape {
-  std::int64_t m, n, k;
-};
+using Shape = detail::LinearShape;
 Shape check_rope(const ArgCheck& check, const TensorView& QKV, const TensorView& A,
                  const char* a_name, const TensorView& W, const TensorView& positions,
                  const TensorView& frequencies) {
-  check.not_null(A, a_name);
-  check.rank_is(A, a_name, 2);
-  check.not_null(W, "W_qkv");
-  check.rank_is(W, "W_qkv", 2);
-  check.dim_is(W, "W_qkv", 1, A.shape[1], "K (the input's dim 1)");
-  const Shape s{A.shape[0], W.shape[0], A.shape[1]};
-  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
-  detail::require_bf16_matrix(check, W, "W_qkv", s.n, s.k, A.device);
+  const Shape s = detail::require_linear(check, A, a_name, W, "W_qkv");
   if (s.n % 2 != 0)
     check.fail("W_qkv: needs an even number of rows (RoPE pairs); got " + std::to_string(s.n));
   detail::require_bf16_matrix(check, QKV, "QKV", s.m, s.n, A.device);

@@ -7,19 +7,10 @@
 namespace coda::ops {
 
 namespace {
-struct Shape {
-  std::int64_t m, n, k;  // n = 2F
-};
+using Shape = detail::LinearShape;  // n = 2F
 Shape check_swiglu(const ArgCheck& check, const TensorView& Z, const TensorView& Y,
                    const TensorView& A, const char* a_name, const TensorView& W) {
-  check.not_null(A, a_name);
-  check.rank_is(A, a_name, 2);
-  check.not_null(W, "W_gate_up");
-  check.rank_is(W, "W_gate_up", 2);
-  check.dim_is(W, "W_gate_up", 1, A.shape[1], "K (the input's dim 1)");
-  const Shape s{A.shape[0], W.shape[0], A.shape[1]};
-  detail::require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
-  detail::require_bf16_matrix(check, W, "W_gate_up", s.n, s.k, A.device);
+  const Shape s = detail::require_linear(check, A, a_name, W, "W_gate_up");
   if (s.n % 2 != 0)
     check.fail("W_gate_up: needs an even number of rows (gate/up interleaved); got " +
                std::to_string(s.n));

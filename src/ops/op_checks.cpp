@@ -44,6 +44,19 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
   check.same_device(t, name, device);
 }
 
+LinearShape require_linear(const ArgCheck& check, const TensorView& A, const char* a_name,
+                           const TensorView& W, const char* w_name) {
+  check.not_null(A, a_name);
+  check.rank_is(A, a_name, 2);
+  check.not_null(W, w_name);
+  check.rank_is(W, w_name, 2);
+  check.dim_is(W, w_name, 1, A.shape[1], "K (the input's dim 1)");
+  const LinearShape s{A.shape[0], W.shape[0], A.shape[1]};
+  require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
+  require_bf16_matrix(check, W, w_name, s.n, s.k, A.device);
+  return s;
+}
+
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name) {
   if (workspace == nullptr) check.fail("workspace: data pointer is null");

@@ -24,6 +24,13 @@ void require_matrix(const ArgCheck& check, const TensorView& t, const char* name
 // A contiguous vector of `length` elements of `dtype`, 16-byte aligned.
 void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
                     std::int64_t length, DType dtype, int device);
+// A forward linear's operands: the input A [M, K] and the weight W [N, K] (nn.Linear layout), both
+// bf16 with contiguous rows. Returns the GEMM's M × N × K.
+struct LinearShape {
+  std::int64_t m, n, k;
+};
+LinearShape require_linear(const ArgCheck& check, const TensorView& A, const char* a_name,
+                           const TensorView& W, const char* w_name);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);
