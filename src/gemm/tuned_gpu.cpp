@@ -21,9 +21,11 @@ const char* to_string(TunedGpu gpu) {
 }
 
 TunedGpu tuned_gpu_from(const char* device_name, int sm_count) {
-  if (sm_count != 132) return TunedGpu::kUntuned;
-  if (std::strstr(device_name, "H200") != nullptr) return TunedGpu::kH200;
-  if (std::strstr(device_name, "H100") != nullptr) return TunedGpu::kH100;
+  auto has = [&](const char* s) { return std::strstr(device_name, s) != nullptr; };
+  // The NVL and PCIe parts have other memory systems (and clocks): not the part tuned on.
+  if (sm_count != 132 || has("NVL") || has("PCIe")) return TunedGpu::kUntuned;
+  if (has("H200")) return TunedGpu::kH200;
+  if (has("H100")) return TunedGpu::kH100;
   return TunedGpu::kUntuned;
 }
 

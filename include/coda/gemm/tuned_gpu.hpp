@@ -13,8 +13,8 @@ enum class TunedGpu : std::uint8_t { kUntuned, kH100, kH200 };
 
 const char* to_string(TunedGpu gpu);
 
-// From what the driver reports: an SXM-class part (132 SMs) named H100, or named H200 (GH200
-// included); anything else (H100 PCIe or NVL, other SM counts) is kUntuned.
+// From what the driver reports: a 132-SM part named H100 (SXM) or H200 (GH200 included);
+// anything else — NVL or PCIe parts, other SM counts — is kUntuned.
 TunedGpu tuned_gpu_from(const char* device_name, int sm_count);
 
 // The current device's, queried once per device ordinal; kUntuned without a device.

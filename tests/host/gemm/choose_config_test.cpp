@@ -35,14 +35,17 @@ const TableEntry kNoTable[] = {{OperandLayout::kAkBk, 0, 0, 0, {}}};
 const struct {
   TunedGpu gpu;
   const TableEntry* table;
-} kGpus[] = {{TunedGpu::kUntuned, kNoTable}, {TunedGpu::kH100, kH100Table}, {TunedGpu::kH200, kH200Table}};
+} kGpus[] = {
+    {TunedGpu::kUntuned, kNoTable}, {TunedGpu::kH100, kH100Table}, {TunedGpu::kH200, kH200Table}};
 
 // The Llama-3 GEMMs at M = 16384 tokens (docs/benchmarks.md §1), forward (M, N, K) =
 // (tokens, out, in).
-struct Linear { int out, in; };
+struct Linear {
+  int out, in;
+};
 const Linear kLinears[] = {
-    {3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}, {128256, 2048},     // 1B
-    {6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096},    // 8B
+    {3072, 2048},  {2048, 2048}, {16384, 2048}, {2048, 8192},  {128256, 2048},   // 1B
+    {6144, 4096},  {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096},   // 8B
     {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}, {128256, 8192}};  // 70B
 
 TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
@@ -51,10 +54,12 @@ TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
     SCOPED_TRACE(to_string(gpu));
     for (const Linear& l : kLinears)
       for (DType out : kOutputs) {
-        const struct { OperandLayout layout; int m, n, k; } gemms[] = {
-            {OperandLayout::kAkBk, tokens, l.out, l.in},   // forward
-            {OperandLayout::kAkBn, tokens, l.in, l.out},   // dgrad
-            {OperandLayout::kAmBn, l.out, l.in, tokens}};  // wgrad
+        const struct {
+          OperandLayout layout;
+          int m, n, k;
+        } gemms[] = {{OperandLayout::kAkBk, tokens, l.out, l.in},   // forward
+                     {OperandLayout::kAkBn, tokens, l.in, l.out},   // dgrad
+                     {OperandLayout::kAmBn, l.out, l.in, tokens}};  // wgrad
         for (auto g : gemms) {
           KernelChoice c = choose_kernel_for(gpu, g.layout, out, g.m, g.n, g.k);
           EXPECT_TRUE(has_instance(g.layout, out, c.config))
@@ -112,14 +117,15 @@ TEST(ChooseKernel, Deterministic) {
   for (std::size_t i = calls.size(); i-- > 0;) {
     calls[(i * 7 + 3) % calls.size()].choose();  // another call in between
     EXPECT_EQ(calls[i].choose(), first[i])
-        << to_string(calls[i].gpu) << " " << to_string(calls[i].layout) << " " << calls[i].m
-        << "x" << calls[i].n << "x" << calls[i].k;
+        << to_string(calls[i].gpu) << " " << to_string(calls[i].layout) << " " << calls[i].m << "x"
+        << calls[i].n << "x" << calls[i].k;
   }
 }
 
 TEST(ChooseKernel, RuleForUntunedShapes) {
   // Long K against the output: stream-K.
-  EXPECT_TRUE(is_stream_k(choose_kernel(OperandLayout::kAkBk, DType::kBF16, 1024, 1024, 65536).config));
+  EXPECT_TRUE(
+      is_stream_k(choose_kernel(OperandLayout::kAkBk, DType::kBF16, 1024, 1024, 65536).config));
   // Wide N: raster along M with a swizzle, so CTAs in flight share B tiles in L2.
   KernelChoice wide = choose_kernel(OperandLayout::kAkBk, DType::kBF16, 8192, 100000, 1024);
   EXPECT_EQ(wide.raster, RasterOrder::kAlongM);
@@ -135,6 +141,16 @@ TEST(ChooseKernel, Float32OutputKeepsTheScheduleFamily) {
       EXPECT_EQ(bf16.raster, f32.raster) << to_string(gpu);
       EXPECT_EQ(bf16.swizzle, f32.swizzle) << to_string(gpu);
     }
+}
+
+TEST(TunedGpu, OnlyThePartsTheTablesWereTunedOn) {
+  EXPECT_EQ(tuned_gpu_from("NVIDIA H100 80GB HBM3", 132), TunedGpu::kH100);
+  EXPECT_EQ(tuned_gpu_from("NVIDIA H200", 132), TunedGpu::kH200);
+  EXPECT_EQ(tuned_gpu_from("NVIDIA GH200 480GB", 132), TunedGpu::kH200);
+  EXPECT_EQ(tuned_gpu_from("NVIDIA H100 PCIe", 114), TunedGpu::kUntuned);
+  EXPECT_EQ(tuned_gpu_from("NVIDIA H100 NVL", 132), TunedGpu::kUntuned);
+  EXPECT_EQ(tuned_gpu_from("NVIDIA H100 80GB HBM3", 114), TunedGpu::kUntuned);  // a MIG slice
+  EXPECT_EQ(tuned_gpu_from("NVIDIA A100-SXM4-80GB", 108), TunedGpu::kUntuned);
 }
 
 TEST(Instances, EveryBf16ConfigInEveryLayout) {
