@@ -27,6 +27,11 @@ void require_matrix(const ArgCheck& check, const TensorView& t, const char* name
   if (t.stride[1] != 1)
     check.fail(std::string(name) + ": rows must be contiguous (stride 1 along the last dim); got " +
                describe_shape(t));
+  // tma_compatible takes either unit-stride mode as the contiguous one; a one-column matrix with
+  // row stride 1 (both strides 1) would pass it, but TMA reads rows 16-byte aligned apart.
+  if (t.shape[0] > 1 && (t.stride[0] * std::int64_t(t.element_bytes())) % 16 != 0)
+    check.fail(std::string(name) + ": the row stride must be a multiple of 16 bytes (TMA); got " +
+               describe_shape(t));
   check.tma_compatible(t, name);
   check.same_device(t, name, device);
 }

@@ -130,6 +130,13 @@ TEST(OpsValidation, CrossEntropy) {
             "coda::ops::linear_cross_entropy_fwd_bwd: grads.alpha: dim 0 must equal the matching dim = 1; "
             "got f32[64] strides (1)");
   g.alpha = {};
+  // One feature (H = 1), contiguous: both strides are 1, and rows 2 bytes apart cannot be TMA rows.
+  EXPECT_EQ(error_of([&] {
+              linear_cross_entropy_fwd_bwd(scalar, lse, g, bf16(0x10000, 64, 1), bf16(0x20000, 1000, 1),
+                                           t32, ce, ws, fb_bytes);
+            }),
+            "coda::ops::linear_cross_entropy_fwd_bwd: X: the row stride must be a multiple of 16 bytes "
+            "(TMA); got bf16[64, 1] strides (1, 1)");
   ce.chunk_rows = 100;
   EXPECT_EQ(error_of([&] { linear_cross_entropy_fwd_bwd(scalar, lse, g, X, W, t32, ce, ws, fb_bytes); }),
             "coda::ops::linear_cross_entropy_fwd_bwd: ce.chunk_rows: must be 0 (automatic) or a positive "
