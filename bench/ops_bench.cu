@@ -11,6 +11,7 @@
 
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
+#include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
@@ -180,17 +181,13 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   std::function<void(int)> run = [&](int i) { op_run(i, {}); };
 
   if (tune_out != nullptr) {
-    // Every kernel the programs are compiled for × raster × swizzle, against cuBLAS.
+    // Every kernel the programs can run (the autotuner's candidates), against cuBLAS.
     std::vector<Timed> v = {{"cublas", [&](int i) { ops.cublas_gemm(handle, i); }}};
-    std::vector<gemm::KernelChoice> choices;
-    for (gemm::TileConfig c :
-         {gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1})
-      for (gemm::RasterOrder r : {gemm::RasterOrder::kAlongM, gemm::RasterOrder::kAlongN})
-        for (int sw : {1, 2, 4, 8}) {
-          choices.push_back({c, r, sw, gemm::Decomposition::kHeuristic});
-          const ops::OpOptions o{choices.back()};
-          v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
-        }
+    const std::vector<gemm::KernelChoice>& choices = ops::program_candidates();
+    for (const gemm::KernelChoice& c : choices) {
+      const ops::OpOptions o{c};
+      v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
+    }
     std::vector<std::vector<double>> all;
     interleaved_rounds(v, ops.count(), 1, 1, stream, &all);  // warm-up
     const int reps = std::max(1, std::min(6, int(20.0 / std::max(median(all[0]), 0.01))));

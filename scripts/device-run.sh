@@ -6,11 +6,13 @@
 #                                    incremental build in $CODA_BUILD_DIR) and run coda-train
 #                                    (TRAIN_ARGS: its flags)
 #   scripts/device-run.sh pytest     install, then the Python GPU tests (parity, opcheck, compile,
-#                                    CUDA graphs), a missing GPU failing them
+#                                    CUDA graphs), a missing GPU failing them; then the layer
+#                                    parity tests again with the autotuner on (CODA_TUNE=1)
 #   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
 #                                    LAYER_ARGS; Liger from the carried .whl/)
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
-#                                    the C++ side: build (16 jobs) -> GPU tests -> GEMM benchmark
+#                                    the C++ side: build (16 jobs) -> GPU tests (the op tests
+#                                    twice: autotuner off, then on) -> GEMM benchmark
 #                                    against cuBLAS -> epilogue and op benchmarks
 #   scripts/device-run.sh sanitize   build, then compute-sanitizer memcheck, racecheck, synccheck
 #                                    and initcheck over coda_device_tests, the four at once, each
@@ -58,7 +60,14 @@ case "$mode" in
     install_package
     (cd "$out" && CODA_REQUIRE_GPU=1 python3 -m pytest -q -p no:cacheprovider "$repo/tests/python" \
       2>&1 | tee "$out/pytest.log" | tail -40)
-    exit $? ;;
+    rc=$?
+    # The layer parity tests again with the autotuner on (an empty cache).
+    (cd "$out" && CODA_TUNE=1 CODA_TUNE_CACHE=$(mktemp -d) CODA_REQUIRE_GPU=1 python3 -m pytest -q \
+      -p no:cacheprovider "$repo/tests/python/test_gpu_layer_parity.py" 2>&1 \
+      | tee "$out/pytest_tuned.log" | tail -5)
+    tuned=$?
+    [ $rc -ne 0 ] || rc=$tuned
+    exit $rc ;;
   layer)
     install_package
     if ls .whl/liger_kernel-*.whl > /dev/null 2>&1; then
@@ -89,6 +98,17 @@ if [ "$mode" = all ] || [ "$mode" = test ]; then
   "$bin/coda_device_tests" --gtest_output=json:"$out/device_tests.json" > "$out/device_tests.log" 2>&1
   rc=$?
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|seed" "$out/device_tests.log" | tail -30
+  [ $rc -eq 0 ] || status=1
+  # The op tests again with the autotuner on (CODA_TUNE=1, an empty cache): every op's own
+  # choice is then timed on first use, and must meet the same contract.
+  tune_cache=$(mktemp -d)
+  CODA_TUNE=1 CODA_TUNE_CACHE=$tune_cache "$bin/coda_device_tests" \
+    --gtest_filter='ForwardOps.*:BackwardOps.*:AllOps/Capture.*' > "$out/device_tests_tuned.log" 2>&1
+  rc=$?
+  echo "with CODA_TUNE=1: $(grep -cE '^\[       OK' "$out/device_tests_tuned.log") passed," \
+    "$(ls "$tune_cache" | wc -l) cache file(s)"
+  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure" "$out/device_tests_tuned.log" | tail -10
+  cp -r "$tune_cache" "$out/tune_cache"
   [ $rc -eq 0 ] || status=1
 fi
 if [ "$mode" = all ] || [ "$mode" = bench ]; then

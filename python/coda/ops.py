@@ -47,6 +47,14 @@ def _producer_layout(m: int, n: int, k: int, device: int) -> tuple[int, int]:
         return C.linear_residual_rms_stats_layout(m, n, k)
 
 
+def set_autotune(on: bool) -> None:
+    """Turns the kernel autotuner on or off for this process (default: on when the environment has
+    CODA_TUNE=1). On, the first call of a fused op at a new (device, op, N, K, M bucket) times every
+    kernel candidate on its own arguments and keeps the fastest, in memory and in a JSON file under
+    $XDG_CACHE_HOME/coda/ (C.autotune_cache_file()); never during CUDA-graph capture."""
+    C.set_autotune(bool(on))
+
+
 # The 1-D arguments, by name; every other tensor argument is a matrix.
 _VECTORS = frozenset({"norm_weight", "stats", "positions", "frequencies", "q_norm_weight", "k_norm_weight",
                       "targets", "zdz"})

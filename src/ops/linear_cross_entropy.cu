@@ -18,6 +18,7 @@
 #include "coda/gemm/gemm.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -308,15 +309,12 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
                                 gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_cross_entropy", m, v, h, options, &wide);
-  const epilogue::PartialLayout layout =
-      epilogue::per_row_partial_layout(choice.config, static_cast<int>(m), static_cast<int>(v));
   float* partials = static_cast<float*>(workspace);
   float* target_logits = partials + epilogue::per_row_partial_floats_any_config(m, v);
   float* valid = target_logits + round_up(m, 4);
 
   epilogue::CrossEntropyLossParams p;
   p.lse_partials = partials;
-  p.lse_padded = layout.padded;
   p.targets = targets.data;
   p.targets_int64 = targets.dtype == DType::kI64;
   p.ignore_index = ce.ignore_index;
@@ -330,22 +328,29 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
         workspace_view(workspace, linear_cross_entropy_workspace_bytes(m, v), X.device)}},
       {{"X", X}, {"W", W}, {"targets", targets}});
   validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
-  epilogue::cross_entropy_loss_partials(X, W, p, choice, stream);
+  detail::launch_tuned({"linear_cross_entropy", m, v, h}, options, choice, stream,
+                       [&](const gemm::KernelChoice& c) {
+    const epilogue::PartialLayout layout =
+        epilogue::per_row_partial_layout(c.config, static_cast<int>(m), static_cast<int>(v));
+    epilogue::CrossEntropyLossParams pc = p;
+    pc.lse_padded = layout.padded;
+    epilogue::cross_entropy_loss_partials(X, W, pc, c, stream);
 
-  const bool reduce = ce.reduction != Reduction::kNone;
-  const int blocks = static_cast<int>((m + 255) / 256);
-  finish_rows<<<blocks, 256, 0, stream>>>(
-      partials, layout.tiles, layout.padded, target_logits, targets.data, p.targets_int64,
-      ce.ignore_index, static_cast<int>(m), static_cast<int>(v), ce.z_loss,
-      static_cast<float*>(lse.data), reduce ? target_logits : static_cast<float*>(loss.data),
-      reduce ? valid : nullptr);
-  check_launch("finish kernel launch");
-  if (reduce) {
-    reduce_rows<<<1, kReduceThreads, 0, stream>>>(target_logits, valid, static_cast<int>(m),
-                                                  ce.reduction == Reduction::kMean,
-                                                  static_cast<float*>(loss.data));
-    check_launch("reduce kernel launch");
-  }
+    const bool reduce = ce.reduction != Reduction::kNone;
+    const int blocks = static_cast<int>((m + 255) / 256);
+    finish_rows<<<blocks, 256, 0, stream>>>(
+        partials, layout.tiles, layout.padded, target_logits, targets.data, p.targets_int64,
+        ce.ignore_index, static_cast<int>(m), static_cast<int>(v), ce.z_loss,
+        static_cast<float*>(lse.data), reduce ? target_logits : static_cast<float*>(loss.data),
+        reduce ? valid : nullptr);
+    check_launch("finish kernel launch");
+    if (reduce) {
+      reduce_rows<<<1, kReduceThreads, 0, stream>>>(target_logits, valid, static_cast<int>(m),
+                                                    ce.reduction == Reduction::kMean,
+                                                    static_cast<float*>(loss.data));
+      check_launch("reduce kernel launch");
+    }
+  });
 }
 
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,

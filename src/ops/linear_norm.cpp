@@ -3,6 +3,7 @@
 
 #include "coda/epilogue/program_launchers.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -30,8 +31,12 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   p.normed = H.data;
   p.normed_stride = H.stride[0];
   p.sumsq_partials = stats.partials;
-  epilogue::residual_rms(X, A, W, p, choice, stream);
-  stats.layout = epilogue::per_row_partial_layout(choice.config, int(s.m), int(s.n));
+  // keep_config: the statistics' layout follows the config, which consumers predict
+  // (linear_residual_rms_stats_layout).
+  const gemm::KernelChoice ran = detail::launch_tuned(
+      {"linear_residual_rms", s.m, s.n, s.k, /*keep_config=*/true}, options, choice, stream,
+      [&](const gemm::KernelChoice& c) { epilogue::residual_rms(X, A, W, p, c, stream); });
+  stats.layout = epilogue::per_row_partial_layout(ran.config, int(s.m), int(s.n));
   stats.width = int(s.n);
 }
 
@@ -56,7 +61,10 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
       detail::program_choice(check, "linear_rmsnorm", s.m, s.n, s.k, options);
   detail::require_memory(check, H.device, {{"D", D}},
                          {{"H", H}, {"W", W}, {"stats.partials", detail::stats_read(stats)}});
-  epilogue::rstd_row_scale(D, H, W, detail::rstd_params(stats, eps), choice, stream);
+  const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
+  detail::launch_tuned(
+      {"linear_rmsnorm", s.m, s.n, s.k}, options, choice, stream,
+      [&](const gemm::KernelChoice& c) { epilogue::rstd_row_scale(D, H, W, rstd, c, stream); });
 }
 
 }  // namespace coda::ops

@@ -9,6 +9,7 @@
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -86,13 +87,18 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
        {"norm.stats.partials", detail::stats_read(norm.stats)},
        {"zdz", zdz},
        {"alpha", alpha}});
-  if (accumulate)
-    epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, choice, stream);
-  else
-    epilogue::rms_norm_bwd(dX, dZ, B, p, choice, stream);
-  epilogue::merge_partial_sums(p.dw_partials,
-                               epilogue::per_col_partial_layout(choice.config, int(m), int(d)),
-                               int(d), static_cast<float*>(dw.data), stream);
+  // Under accumulate dX is read: the tuner restores it after its timed runs.
+  detail::TunedCall call{"linear_rmsnorm_bwd", m, d, n};
+  if (accumulate) call.read_outputs = {dX};
+  detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
+    if (accumulate)
+      epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, c, stream);
+    else
+      epilogue::rms_norm_bwd(dX, dZ, B, p, c, stream);
+    epilogue::merge_partial_sums(p.dw_partials,
+                                 epilogue::per_col_partial_layout(c.config, int(m), int(d)),
+                                 int(d), static_cast<float*>(dw.data), stream);
+  });
 }
 
 }  // namespace coda::ops

@@ -5,6 +5,7 @@
 
 #include "coda/epilogue/program_launchers.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -26,6 +27,11 @@ epilogue::RopeRotateParams rope_params(const TensorView& positions, const Tensor
           static_cast<const epilogue::RopeFrequency*>(frequencies.data)};
 }
 
+// The table (and autotuner) key of a QK-norm op: saving Pre is another program.
+std::string qk_norm_key(const std::string& op, bool save_pre) {
+  return save_pre ? op + "_save_pre" : op;
+}
+
 // The kernel for a QK-norm op: its tuned row; when `Pre` is saved, the `<op>_save_pre` row, else
 // the same kernel in Pingpong: under Cooperative the Pre tile's store stages (a 128 × 128 subtile)
 // leave the mainloop two stages.
@@ -35,7 +41,7 @@ gemm::KernelChoice qk_norm_choice(const ArgCheck& check, const std::string& op, 
   if (!save_pre) return base;
   gemm::KernelChoice pingpong = base;
   pingpong.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
-  return detail::program_choice(check, (op + "_save_pre").c_str(), s.m, s.n, s.k, options,
+  return detail::program_choice(check, qk_norm_key(op, true).c_str(), s.m, s.n, s.k, options,
                                 &pingpong);
 }
 
@@ -63,7 +69,10 @@ void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W
   detail::require_memory(
       check, A.device, {{"QKV", QKV}},
       {{"A", A}, {"W_qkv", W_qkv}, {"positions", positions}, {"frequencies", frequencies}});
-  epilogue::rope_rotate(QKV, A, W_qkv, rope_params(positions, frequencies), choice, stream);
+  const epilogue::RopeRotateParams rope = rope_params(positions, frequencies);
+  detail::launch_tuned(
+      {"linear_rope", s.m, s.n, s.k}, options, choice, stream,
+      [&](const gemm::KernelChoice& c) { epilogue::rope_rotate(QKV, A, W_qkv, rope, c, stream); });
 }
 
 void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const TensorView& W_qkv,
@@ -82,9 +91,12 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                           {"stats.partials", detail::stats_read(stats)},
                           {"positions", positions},
                           {"frequencies", frequencies}});
-  epilogue::rstd_rope_rotate(QKV, H, W_qkv,
-                             {detail::rstd_params(stats, eps), rope_params(positions, frequencies)},
-                             choice, stream);
+  const epilogue::RstdRopeRotateParams params{detail::rstd_params(stats, eps),
+                                              rope_params(positions, frequencies)};
+  detail::launch_tuned({"linear_rmsnorm_rope", s.m, s.n, s.k}, options, choice, stream,
+                       [&](const gemm::KernelChoice& c) {
+                         epilogue::rstd_rope_rotate(QKV, H, W_qkv, params, c, stream);
+                       });
 }
 
 void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& A,
@@ -106,10 +118,14 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  if (save_pre)
-    epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {qk, Pre.data, Pre.stride[0]}, choice, stream);
-  else
-    epilogue::qk_norm_rope(QKV, A, W_qkv, qk, choice, stream);
+  const std::string key = qk_norm_key("linear_qknorm_rope", save_pre);
+  detail::launch_tuned({key.c_str(), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+                         if (save_pre)
+                           epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv,
+                                                           {qk, Pre.data, Pre.stride[0]}, c, stream);
+                         else
+                           epilogue::qk_norm_rope(QKV, A, W_qkv, qk, c, stream);
+                       });
 }
 
 void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& H,
@@ -136,11 +152,15 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  if (save_pre)
-    epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {qk, Pre.data, Pre.stride[0]}},
-                                         choice, stream);
-  else
-    epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, choice, stream);
+  const std::string key = qk_norm_key("linear_rmsnorm_qknorm_rope", save_pre);
+  detail::launch_tuned(
+      {key.c_str(), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+        if (save_pre)
+          epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv,
+                                               {rstd, {qk, Pre.data, Pre.stride[0]}}, c, stream);
+        else
+          epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, c, stream);
+      });
 }
 
 }  // namespace coda::ops

@@ -3,6 +3,7 @@
 
 #include "coda/epilogue/program_launchers.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -29,10 +30,13 @@ void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A
   detail::require_memory(check, A.device, {{"Z", Z}, {"Y", Y}},
                          {{"A", A}, {"W_gate_up", W_gate_up}});
   const epilogue::SwiGluPairsParams gated{Y.data, Y.stride[0]};
-  if (Z.data != nullptr)
-    epilogue::swiglu_pairs(Z, A, W_gate_up, gated, choice, stream);
-  else
-    epilogue::swiglu_pairs_no_d(A, W_gate_up, {gated}, choice, stream);
+  detail::launch_tuned({"linear_swiglu", s.m, s.n, s.k}, options, choice, stream,
+                       [&](const gemm::KernelChoice& c) {
+                         if (Z.data != nullptr)
+                           epilogue::swiglu_pairs(Z, A, W_gate_up, gated, c, stream);
+                         else
+                           epilogue::swiglu_pairs_no_d(A, W_gate_up, {gated}, c, stream);
+                       });
 }
 
 void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& H,
@@ -49,10 +53,13 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
       {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
   const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),
                                                {Y.data, Y.stride[0]}};
-  if (Z.data != nullptr)
-    epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, params, choice, stream);
-  else
-    epilogue::rstd_swiglu_pairs_no_d(H, W_gate_up, {params}, choice, stream);
+  detail::launch_tuned({"linear_rmsnorm_swiglu", s.m, s.n, s.k}, options, choice, stream,
+                       [&](const gemm::KernelChoice& c) {
+                         if (Z.data != nullptr)
+                           epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, params, c, stream);
+                         else
+                           epilogue::rstd_swiglu_pairs_no_d(H, W_gate_up, {params}, c, stream);
+                       });
 }
 
 }  // namespace coda::ops

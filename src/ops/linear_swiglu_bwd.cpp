@@ -9,6 +9,7 @@
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "op_checks.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops {
 
@@ -52,8 +53,6 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   fallback.decomposition = gemm::Decomposition::kHeuristic;
   const gemm::KernelChoice choice =
       detail::program_choice(check, "linear_swiglu_bwd", m, ffn, hidden, options, &fallback);
-  const epilogue::PartialLayout layout =
-      epilogue::per_row_partial_layout(choice.config, int(m), int(ffn));
 
   // dY = dOut · W_down: B is W_down read as an F × hidden N-major matrix (the dgrad layout).
   const TensorView B = TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden,
@@ -72,9 +71,14 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
        {"workspace",
         workspace_view(workspace, linear_swiglu_bwd_workspace_bytes(m, ffn), dOut.device)}},
       {{"dOut", dOut}, {"W_down", W_down}, {"Z", Z}});
-  epilogue::swiglu_bwd(Y, dOut, B, p, choice, stream);
-  epilogue::merge_partial_sums(p.zdz_partials, layout, int(m), static_cast<float*>(zdz.data),
-                               stream);
+  detail::launch_tuned(
+      {"linear_swiglu_bwd", m, ffn, hidden}, options, choice, stream,
+      [&](const gemm::KernelChoice& c) {
+        epilogue::swiglu_bwd(Y, dOut, B, p, c, stream);
+        epilogue::merge_partial_sums(p.zdz_partials,
+                                     epilogue::per_row_partial_layout(c.config, int(m), int(ffn)),
+                                     int(m), static_cast<float*>(zdz.data), stream);
+      });
 }
 
 }  // namespace coda::ops

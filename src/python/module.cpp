@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <tuple>
 
+#include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -97,6 +98,12 @@ NB_MODULE(_C, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+
+  // --- the kernel autotuner (coda/ops/autotune.hpp) --------------------------------------------
+  m.def("set_autotune", &set_autotune, nb::arg("on"));
+  m.def("autotune_enabled", &autotune_enabled);
+  m.def("autotune_cache_file", &autotune_cache_file);
+  m.def("autotune_forget", &autotune_forget);
 
   // --- sizes and layouts (host only) ---------------------------------------------------------
   m.def("norm_stats_floats", &norm_stats_floats, nb::arg("m"), nb::arg("n"));

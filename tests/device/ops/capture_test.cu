@@ -20,14 +20,19 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <ostream>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "coda/gemm/gemm.hpp"
+#include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -657,6 +662,106 @@ TEST_P(Capture, BitwiseDeterministicAndGraphReplayed) {
 INSTANTIATE_TEST_SUITE_P(AllOps, Capture, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return info.param.name;
+                         });
+
+// The autotuner (coda/ops/autotune.hpp) on each fused program under its own choice, with a cache
+// directory of its own:
+//   1. a capture before anything is known runs the rule: no timing (global capture mode would
+//      fail on it), no file;
+//   2. the first eager call times the candidates on its own arguments and persists one winner;
+//      the call's outputs have exactly the bits of that winner forced on the same inputs, from the
+//      same start state (an output it adds into is restored after the timed runs);
+//   3. in a fresh state (autotune_forget) the winner is read back from the file and reused: the
+//      same bits, the file untouched (a second timing would rewrite it).
+// Not the cross-entropy forward+backward: its chunk GEMMs are plain GEMMs (the GEMM table's).
+class Autotune : public ::testing::TestWithParam<const OpCase*> {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/coda-autotune-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    setenv("CODA_TUNE_CACHE", dir, 1);
+    autotune_forget();
+    set_autotune(true);
+  }
+  void TearDown() override {
+    set_autotune(false);
+    autotune_forget();
+    unsetenv("CODA_TUNE_CACHE");
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::string dir_;
+};
+
+std::vector<const OpCase*> tuned_programs() {
+  std::vector<const OpCase*> v;
+  for (const OpCase& op : kOps)
+    if (op.configs == Configs::kProgram &&
+        std::string(op.name).rfind("linear_cross_entropy_fwd_bwd", 0) != 0)
+      v.push_back(&op);
+  return v;
+}
+
+TEST_P(Autotune, TunedCallLeavesItsWinnersBitsAndTheWinnerPersists) {
+  const OpCase& op = *GetParam();
+  const std::uint64_t seed = testing::fresh_seed((std::string("Autotune.") + op.name).c_str());
+  OpBuffers b(seed);
+  const Launch tuned = op.build(b, std::nullopt);
+  const std::string file = autotune_cache_file();
+  ASSERT_EQ(file.rfind(dir_ + "/", 0), 0u) << file;
+
+  Stream stream;
+  Graph graph;
+  b.reset();
+  ASSERT_EQ(capture(stream.s, tuned, &graph), "") << "capture with the autotuner on";
+  EXPECT_FALSE(std::filesystem::exists(file)) << "a capture timed candidates";
+
+  b.reset();
+  tuned(nullptr);
+  CODA_CHECK_CUDA(cudaDeviceSynchronize());
+  const Snapshot got = b.snapshot();
+  EXPECT_EQ(b.unwritten(got), "");
+  const std::string text = read(file);
+  // The winner, read with a pattern of the file's format rather than the library's parser.
+  const std::regex entry(R"re("config": "(\w+)", "raster": "(\w+)", "swizzle": (\d+))re");
+  std::vector<KernelChoice> winners;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator();
+       ++it)
+    for (const KernelChoice& c : program_candidates())
+      if ((*it)[1] == gemm::to_string(c.config) && (*it)[2] == gemm::to_string(c.raster) &&
+          std::stoi((*it)[3]) == c.swizzle)
+        winners.push_back(c);
+  ASSERT_EQ(winners.size(), 1u) << "one winner, a candidate, expected in " << file << ":\n" << text;
+
+  set_autotune(false);
+  OpBuffers same(seed);  // the same seed draws the same inputs and start states
+  const Launch forced = op.build(same, winners[0]);
+  same.reset();
+  forced(nullptr);
+  CODA_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(b.difference(got, same.snapshot()), "")
+      << "the tuned call differs from its winner " << gemm::to_string(winners[0].config) << " "
+      << gemm::to_string(winners[0].raster) << " swizzle " << winners[0].swizzle;
+
+  autotune_forget();
+  set_autotune(true);
+  b.reset();
+  tuned(nullptr);
+  CODA_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(b.difference(got, b.snapshot()), "") << "the winner read back runs another kernel";
+  EXPECT_EQ(read(file), text) << "a known winner was timed again";
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, Autotune, ::testing::ValuesIn(tuned_programs()),
+                         [](const ::testing::TestParamInfo<const OpCase*>& info) {
+                           return std::string(info.param->name);
                          });
 
 }  // namespace

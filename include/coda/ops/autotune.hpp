@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The built-in autotuner of the fused ops' kernel choice. Opt-in: CODA_TUNE=1 in the environment,
+// or set_autotune(true). Host-visible.
+//
+// With it on, the first call of a fused op at a (device, op, N, K, M bucket) that this machine has
+// not timed runs every kernel candidate (program_candidates) on that call's own arguments, a few
+// interleaved rounds, keeps the fastest, then runs it for the call's result. The winner is kept in
+// memory and in a JSON file per device (autotune_cache_file), reused by later processes on the
+// same device name, SM count, driver and library build. What it never does:
+//   - tune during CUDA-graph capture (the capturing call gets a known winner or the rule);
+//   - tune a call with options.choice set (that choice runs);
+//   - trust a cache file that does not parse, belongs to another device, driver or build, or names
+//     a kernel that does not exist: it is ignored with one warning on stderr;
+//   - fail a call because tuning failed: the rule runs, with one warning.
+// An op whose output is also an input (linear_rmsnorm_bwd with accumulate) gets that output
+// saved before and restored after the timed runs; with no memory for the copy it is not tuned.
+// One tuning runs at a time in a process; a second thread needing one meanwhile runs the rule.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coda/gemm/config.hpp"
+
+namespace coda::ops {
+
+// On or off for the whole process; before the first call, CODA_TUNE decides ("1": on).
+void set_autotune(bool on);
+bool autotune_enabled();
+
+// The kernels a fused op can run: each config the programs are compiled for (Cooperative 128×256
+// 2×1, Pingpong 128×128 2×1) × raster along M or N × swizzle 1, 2, 4, 8. What the autotuner and
+// `coda-bench tune-ops` time.
+const std::vector<gemm::KernelChoice>& program_candidates();
+
+// The M rows a winner is tuned for and reused at: M rounded up to a power of two (at least 128).
+// A packed batch whose M changes every step thus tunes a handful of buckets, not every M.
+std::int64_t autotune_m_bucket(std::int64_t m);
+
+// The cache file of the current device: $CODA_TUNE_CACHE/, else $XDG_CACHE_HOME/coda/, else
+// $HOME/.cache/coda/, then autotune-<device>-<SMs>sm.json.
+std::string autotune_cache_file();
+
+// Forgets every winner held in memory (the next use reloads the file). For tests.
+void autotune_forget();
+
+}  // namespace coda::ops
