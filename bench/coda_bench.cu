@@ -5,7 +5,9 @@
 //   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
-//                  [--rounds N] [--json results.json]
+//                  [--rounds N] [--tokens M] [--autotune] [--json results.json]
+//                  (--autotune: the op with the autotuner on as a fourth variant, tuned in the
+//                  warm-up; rule and tuned kernels in the same interleaved rounds)
 //   coda-bench tune-ops [--models ...] [--ops a,b] [--rounds N] [--table-out op_table.inc]
 // CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
 #include <cstdio>
@@ -30,6 +32,10 @@ int main(int argc, char** argv) {
     const std::string flag = argv[i];
     if (flag == "--fwd" || flag == "--bwd") {  // ops: which pass (same as --passes fwd|bwd)
       args.passes = flag.substr(2);
+      continue;
+    }
+    if (flag == "--autotune") {  // ops: a fourth variant, the op with the autotuner on
+      args.autotune = true;
       continue;
     }
     if (i + 1 >= argc) {

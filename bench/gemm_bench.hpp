@@ -13,6 +13,7 @@ struct BenchArgs {
   std::string ops = "all";      // ops, tune-ops: comma list of op names (rows named so)
   std::string json;             // write results here
   std::string table_out = "kernel_table.inc";
+  bool autotune = false;        // ops: also time the op with the autotuner on (variant "tuned")
   std::string commit = "unknown", date = "unknown", command;
 };
 
