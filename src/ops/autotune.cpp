@@ -214,12 +214,16 @@ class EventPair {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
-// The fastest candidate for the call: each once to warm up (and to fail early), then kRounds
-// interleaved rounds of `reps` launches each (about 1 ms a candidate), each scored by its best
-// round. Ties keep the rule. Throws coda::Error on any failure.
+// The fastest candidate for the call. Each runs once to warm up (and to fail early), then
+// kRounds interleaved rounds of `reps` back-to-back launches (about 2 ms a candidate), the order
+// reversed every other round so that clock drift cancels; a candidate's score is its median
+// round. The rule stays unless a candidate beats it by kMargin: it is a choice tuned with rotated
+// operands (the op table) or a measured rule, and the tuner's own timing — the call's operands,
+// repeated — is not free of noise. Throws coda::Error on any failure.
 TuneWinner time_candidates(const detail::TunedCall& call, const gemm::KernelChoice& rule,
                            cudaStream_t stream, const detail::OpLaunch& launch) {
-  constexpr int kRounds = 3;
+  constexpr int kRounds = 5;
+  constexpr double kMargin = 0.97;
   std::vector<gemm::KernelChoice> candidates = {rule};
   for (const gemm::KernelChoice& c : program_candidates())
     if (!(c == rule) && (!call.keep_config || c.config == rule.config)) candidates.push_back(c);
@@ -228,13 +232,22 @@ TuneWinner time_candidates(const detail::TunedCall& call, const gemm::KernelChoi
   for (const gemm::KernelChoice& c : candidates) launch(c);
   check(cudaStreamSynchronize(stream), "warm-up launches");
   const double once = events.time(launch, rule, 1, stream);
-  const int reps = std::clamp(int(1.0 / std::max(once, 1e-3)), 1, 8);
-  std::vector<double> best(candidates.size(), 1e30);
+  const int reps = std::clamp(int(2.0 / std::max(once, 1e-3)), 1, 16);
+  const std::size_t n = candidates.size();
+  std::vector<std::vector<double>> rounds(n);
   for (int round = 0; round < kRounds; ++round)
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      best[i] = std::min(best[i], events.time(launch, candidates[i], reps, stream));
-  const std::size_t w = std::min_element(best.begin(), best.end()) - best.begin();
-  return {candidates[w], best[w]};
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = round % 2 == 0 ? j : n - 1 - j;
+      rounds[i].push_back(events.time(launch, candidates[i], reps, stream));
+    }
+  std::vector<double> score(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::sort(rounds[i].begin(), rounds[i].end());
+    score[i] = rounds[i][kRounds / 2];
+  }
+  std::size_t w = std::min_element(score.begin(), score.end()) - score.begin();
+  if (score[w] > kMargin * score[0]) w = 0;
+  return {candidates[w], score[w]};
 }
 
 }  // namespace
