@@ -7,7 +7,16 @@
 
 namespace coda {
 
+namespace {
+thread_local bool g_checks_done = false;
+}  // namespace
+
+DeviceChecksDone::DeviceChecksDone() : outer_(g_checks_done) { g_checks_done = true; }
+DeviceChecksDone::~DeviceChecksDone() { g_checks_done = outer_; }
+bool DeviceChecksDone::active() { return g_checks_done; }
+
 void require_current_device(int device, const char* where, const char* name) {
+  if (g_checks_done) return;
   int current = -1;
   cudaError_t err = cudaGetDevice(&current);
   require(err == cudaSuccess, where, std::string("no CUDA device: ") + cudaGetErrorString(err));
@@ -17,6 +26,7 @@ void require_current_device(int device, const char* where, const char* name) {
 }
 
 void require_device_memory(const void* ptr, int device, const char* where, const char* name) {
+  if (g_checks_done) return;
   cudaPointerAttributes attr{};
   cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {

@@ -18,4 +18,20 @@ void require_device_memory(const void* ptr, int device, const char* where, const
 void require_gemm_operands_on_device(const TensorView& D, const TensorView& A, const TensorView& B,
                                      const char* where);
 
+// Validate once: while one is alive on this thread, the checks above return at once. An op sets
+// one around its launches after it has run them itself for every pointer it hands to the layers
+// below (ops::detail::require_memory, under the op's own argument names), so the epilogue
+// launchers and the plain GEMM it calls do not query the driver for the same pointers again.
+class DeviceChecksDone {
+ public:
+  DeviceChecksDone();
+  ~DeviceChecksDone();
+  DeviceChecksDone(const DeviceChecksDone&) = delete;
+  DeviceChecksDone& operator=(const DeviceChecksDone&) = delete;
+  static bool active();
+
+ private:
+  bool outer_;  // what it was before: guards nest
+};
+
 }  // namespace coda

@@ -11,33 +11,15 @@
 namespace coda::gemm {
 namespace {
 
-struct TableEntry {
-  OperandLayout layout;
-  int m, n, k;
-  KernelChoice choice;
-};
-
 // One table per tuned GPU (`coda-bench tune` on it), each ended by a sentinel (m = 0).
-constexpr TableEntry kH200Table[] = {
+constexpr TunedKernel kH200Table[] = {
 #include "kernel_table_h200.inc"
     {OperandLayout::kAkBk, 0, 0, 0, {}},
 };
-constexpr TableEntry kH100Table[] = {
+constexpr TunedKernel kH100Table[] = {
 #include "kernel_table_h100.inc"
     {OperandLayout::kAkBk, 0, 0, 0, {}},
 };
-
-const TableEntry* table_of(TunedGpu gpu) {
-  switch (gpu) {
-    case TunedGpu::kH100:
-      return kH100Table;
-    case TunedGpu::kH200:
-      return kH200Table;
-    case TunedGpu::kUntuned:
-      return nullptr;
-  }
-  return nullptr;
-}
 
 // Shapes outside the table. The reasons are the H100 sweep's (2026-11-21, docs/design.md §10):
 // - long K against the output (K >= 3·max(M, N)): stream-K fills the tail wave (8B down 1.04);
@@ -55,6 +37,18 @@ KernelChoice rule(int m, int n, int k) {
 }
 
 }  // namespace
+
+const TunedKernel* tuned_table(TunedGpu gpu) {
+  switch (gpu) {
+    case TunedGpu::kH100:
+      return kH100Table;
+    case TunedGpu::kH200:
+      return kH200Table;
+    case TunedGpu::kUntuned:
+      return nullptr;
+  }
+  return nullptr;
+}
 
 double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k) {
   const int same = (m == tuned_m) + (n == tuned_n) + (k == tuned_k);
@@ -78,7 +72,7 @@ KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype
                                int k) {
   KernelChoice choice = rule(m, n, k);
   double best = std::numeric_limits<double>::infinity();
-  if (const TableEntry* e = table_of(gpu))
+  if (const TunedKernel* e = tuned_table(gpu))
     for (; e->m != 0; ++e) {
       const double d = e->layout == layout ? tuned_shape_distance(m, n, k, e->m, e->n, e->k) : best;
       if (d < best) best = d, choice = e->choice;  // the first of equals: table order decides

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "autotune_file.hpp"
+#include "coda/device_check.hpp"
 #include "coda/status.hpp"
 #include "tuned_launch.hpp"
 
@@ -304,6 +305,7 @@ namespace detail {
 gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
                                 const gemm::KernelChoice& rule, cudaStream_t stream,
                                 const OpLaunch& launch) {
+  const DeviceChecksDone checked;  // the op ran require_memory: validate once
   if (options.choice || !autotune_enabled()) {
     launch(rule);
     return rule;

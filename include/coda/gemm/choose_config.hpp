@@ -17,6 +17,15 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k);
 
+// One row of a GPU's tuned table (src/gemm/kernel_table_<gpu>.inc, written by `coda-bench tune`).
+struct TunedKernel {
+  OperandLayout layout;
+  int m, n, k;
+  KernelChoice choice;
+};
+// `gpu`'s table in file order, ended by a row with m = 0; null for kUntuned (tests, tools).
+const TunedKernel* tuned_table(TunedGpu gpu);
+
 // How far a tuned shape is from (m, n, k), for the table lookups: 0 when equal; when two dims are
 // equal and the third (in practice the token count: M forward and dgrad, K wgrad) is within a
 // factor of 2, |log2| of its ratio; otherwise infinity. A table entry serves its nearest shapes:

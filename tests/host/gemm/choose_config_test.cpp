@@ -16,27 +16,18 @@ namespace {
 const OperandLayout kLayouts[] = {OperandLayout::kAkBk, OperandLayout::kAkBn, OperandLayout::kAmBn};
 const DType kOutputs[] = {DType::kBF16, DType::kF32};
 
-// The tuned tables as choose_kernel reads them (src/gemm/kernel_table_<gpu>.inc), each ended by
-// a sentinel (m = 0): a table may be empty.
-struct TableEntry {
-  OperandLayout layout;
-  int m, n, k;
-  KernelChoice choice;
-};
-const TableEntry kH100Table[] = {
-#include "src/gemm/kernel_table_h100.inc"
-    {OperandLayout::kAkBk, 0, 0, 0, {}},
-};
-const TableEntry kH200Table[] = {
-#include "src/gemm/kernel_table_h200.inc"
-    {OperandLayout::kAkBk, 0, 0, 0, {}},
-};
-const TableEntry kNoTable[] = {{OperandLayout::kAkBk, 0, 0, 0, {}}};
+// Each GPU's tuned table as choose_kernel reads it (gemm::tuned_table; none for kUntuned).
+const TunedKernel kNoTable[] = {{OperandLayout::kAkBk, 0, 0, 0, {}}};
+const TunedKernel* table_or_none(TunedGpu gpu) {
+  const TunedKernel* t = tuned_table(gpu);
+  return t != nullptr ? t : kNoTable;
+}
 const struct {
   TunedGpu gpu;
-  const TableEntry* table;
-} kGpus[] = {
-    {TunedGpu::kUntuned, kNoTable}, {TunedGpu::kH100, kH100Table}, {TunedGpu::kH200, kH200Table}};
+  const TunedKernel* table;
+} kGpus[] = {{TunedGpu::kUntuned, table_or_none(TunedGpu::kUntuned)},
+             {TunedGpu::kH100, table_or_none(TunedGpu::kH100)},
+             {TunedGpu::kH200, table_or_none(TunedGpu::kH200)}};
 
 // The Llama-3 GEMMs at M = 16384 tokens (docs/benchmarks.md §1), forward (M, N, K) =
 // (tokens, out, in).
@@ -81,13 +72,14 @@ TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
 // it): a later row for the same shape, or a lookup on the wrong keys or GPU, fails here.
 TEST(ChooseKernel, EveryTableEntryRoundTrips) {
   for (const auto& [gpu, table] : kGpus)
-    for (const TableEntry* e = table; e->m != 0; ++e) {
+    for (const TunedKernel* e = table; e->m != 0; ++e) {
       const KernelChoice got = choose_kernel_for(gpu, e->layout, DType::kBF16, e->m, e->n, e->k);
       EXPECT_EQ(got, e->choice) << to_string(gpu) << " " << to_string(e->layout) << " " << e->m
                                 << "x" << e->n << "x" << e->k << ": table says "
                                 << to_string(e->choice.config) << ", got " << to_string(got.config);
     }
-  EXPECT_GT(std::size(kH200Table), 1u) << "the H200 table is not empty";
+  for (TunedGpu gpu : {TunedGpu::kH100, TunedGpu::kH200})
+    EXPECT_GT(tuned_table(gpu)->m, 0) << to_string(gpu) << ": the table is not empty";
 }
 
 // The choice is a pure function of (GPU, layout, D dtype, M, N, K): the same answers again in
@@ -104,7 +96,7 @@ TEST(ChooseKernel, Deterministic) {
   std::vector<Call> calls;
   for (const auto& [gpu, unused] : kGpus) {
     for (const auto& [other_gpu, table] : kGpus)  // every table's shapes on every GPU
-      for (const TableEntry* e = table; e->m != 0; ++e)
+      for (const TunedKernel* e = table; e->m != 0; ++e)
         for (DType out : kOutputs)
           for (int dm : {-1, 0, 1}) calls.push_back({gpu, e->layout, out, e->m + dm, e->n, e->k});
     for (OperandLayout layout : kLayouts)
