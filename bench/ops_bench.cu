@@ -6,6 +6,7 @@
 // sq2048/sq4096/sq8192 (M = N = K).
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
+#include "coda/ops/op_key.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
@@ -198,10 +200,12 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
       if (median(all[i]) < median(all[best])) best = i;
     const gemm::KernelChoice& c = choices[best - 1];
     char line[512];
+    const std::optional<ops::OpKey> key = ops::op_key_from_name(op);
+    if (!key) throw Error("coda-bench tune-ops: " + op + " has no op-table key (coda/ops/op_key.hpp)");
     std::snprintf(line, sizeof line,
-                  "{\"%s\", %d, %d, %d, {TileConfig::%s, RasterOrder::%s, %d, "
+                  "{OpKey::%s, %d, %d, %d, {TileConfig::%s, RasterOrder::%s, %d, "
                   "Decomposition::kHeuristic}},  // %s: %.3f x cuBLAS\n",
-                  op.c_str(), m, n, k,
+                  ops::identifier(*key), m, n, k,
                   c.config == gemm::TileConfig::kPingpong128x128Cluster2x1
                       ? "kPingpong128x128Cluster2x1"
                       : "kCoop128x256Cluster2x1",
@@ -416,7 +420,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     f << "// Op × shape -> kernel table for the fused ops (program_choice in op_checks.cpp), written\n"
          "// by `coda-bench tune-ops` on " << prop.name << " (" << args.date << ", commit "
       << args.commit << "): every candidate in " << args.rounds << " interleaved rounds.\n"
-         "// {\"op\", M, N, K, {config, raster, swizzle, decomposition}},  // shape: × cuBLAS\n"
+         "// {OpKey, M, N, K, {config, raster, swizzle, decomposition}},  // shape: × cuBLAS\n"
       << table;
     return 0;
   }

@@ -12,7 +12,7 @@ import re
 import sys
 
 OPS = pathlib.Path(__file__).resolve().parent.parent / "src" / "ops"
-KEY = re.compile(r'\{"(\w+)", (\d+), (\d+), (\d+),')
+KEY = re.compile(r'\{OpKey::(\w+), (\d+), (\d+), (\d+),')
 
 
 def main():

@@ -312,7 +312,7 @@ gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
   }
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  const TuneKey key{call.op, call.n, call.k, autotune_m_bucket(call.m)};
+  const TuneKey key{name(call.op), call.n, call.k, autotune_m_bucket(call.m)};
   // A known winner; one that breaks keep_config (the rule's config changed since) is not one.
   auto known = [&]() -> std::optional<gemm::KernelChoice> {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -349,7 +349,7 @@ gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
       choice = winner->choice;
     } else {
       t.failed.insert(key);
-      warn_once(std::string(call.op) + " (N " + std::to_string(call.n) + ", K " +
+      warn_once(std::string(name(call.op)) + " (N " + std::to_string(call.n) + ", K " +
                 std::to_string(call.k) + ") not tuned, the rule runs: " + failure);
       choice = rule;
     }

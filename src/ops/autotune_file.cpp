@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/op_key.hpp"
 
 namespace coda::ops::detail {
 
@@ -247,6 +248,7 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
         if (w.kind != Json::kObject) throw Malformed{"not an object"};
         TuneKey key{text_field(w, "op"), int_field(w, "n", 1, kMaxDim), int_field(w, "k", 1, kMaxDim),
                     int_field(w, "m_bucket", 1, kMaxDim)};
+        if (!op_key_from_name(key.op)) throw Malformed{"unknown op \"" + key.op + "\""};
         if (key.m_bucket != autotune_m_bucket(key.m_bucket))
           throw Malformed{"m_bucket " + std::to_string(key.m_bucket) + " is not a bucket"};
         TuneWinner winner;

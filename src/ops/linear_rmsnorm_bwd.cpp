@@ -58,7 +58,7 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
     fallback.config = gemm::TileConfig::kCoop128x256Cluster2x1;
   fallback.decomposition = gemm::Decomposition::kHeuristic;
   const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_rmsnorm_bwd", m, d, n, options, &fallback);
+      detail::program_choice(check, OpKey::kLinearRmsnormBwd, m, d, n, options, &fallback);
 
   epilogue::RmsNormBwdParams p;
   p.alpha = static_cast<const float*>(alpha.data);
@@ -88,7 +88,7 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
        {"zdz", zdz},
        {"alpha", alpha}});
   // Under accumulate dX is read: the tuner restores it after its timed runs.
-  detail::TunedCall call{"linear_rmsnorm_bwd", m, d, n};
+  detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
   if (accumulate) call.read_outputs = {dX};
   detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
     if (accumulate)

@@ -27,22 +27,24 @@ epilogue::RopeRotateParams rope_params(const TensorView& positions, const Tensor
           static_cast<const epilogue::RopeFrequency*>(frequencies.data)};
 }
 
-// The table (and autotuner) key of a QK-norm op: saving Pre is another program.
-std::string qk_norm_key(const std::string& op, bool save_pre) {
-  return save_pre ? op + "_save_pre" : op;
+// The key of a QK-norm op (kLinearQknormRope or kLinearRmsnormQknormRope): saving Pre is another
+// program, with its own key.
+OpKey qk_norm_key(OpKey op, bool save_pre) {
+  if (!save_pre) return op;
+  return op == OpKey::kLinearQknormRope ? OpKey::kLinearQknormRopeSavePre
+                                        : OpKey::kLinearRmsnormQknormRopeSavePre;
 }
 
-// The kernel for a QK-norm op: its tuned row; when `Pre` is saved, the `<op>_save_pre` row, else
+// The kernel for a QK-norm op: its tuned row; when `Pre` is saved, the save-Pre key's row, else
 // the same kernel in Pingpong: under Cooperative the Pre tile's store stages (a 128 × 128 subtile)
 // leave the mainloop two stages.
-gemm::KernelChoice qk_norm_choice(const ArgCheck& check, const std::string& op, bool save_pre,
-                                  const Shape& s, const OpOptions& options) {
-  const gemm::KernelChoice base = detail::program_choice(check, op.c_str(), s.m, s.n, s.k, options);
+gemm::KernelChoice qk_norm_choice(const ArgCheck& check, OpKey op, bool save_pre, const Shape& s,
+                                  const OpOptions& options) {
+  const gemm::KernelChoice base = detail::program_choice(check, op, s.m, s.n, s.k, options);
   if (!save_pre) return base;
   gemm::KernelChoice pingpong = base;
   pingpong.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
-  return detail::program_choice(check, qk_norm_key(op, true).c_str(), s.m, s.n, s.k, options,
-                                &pingpong);
+  return detail::program_choice(check, qk_norm_key(op, true), s.m, s.n, s.k, options, &pingpong);
 }
 
 epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& qk, std::int64_t n,
@@ -65,13 +67,13 @@ void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W
   const ArgCheck check("coda::ops::linear_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
   const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_rope", s.m, s.n, s.k, options);
+      detail::program_choice(check, OpKey::kLinearRope, s.m, s.n, s.k, options);
   detail::require_memory(
       check, A.device, {{"QKV", QKV}},
       {{"A", A}, {"W_qkv", W_qkv}, {"positions", positions}, {"frequencies", frequencies}});
   const epilogue::RopeRotateParams rope = rope_params(positions, frequencies);
   detail::launch_tuned(
-      {"linear_rope", s.m, s.n, s.k}, options, choice, stream,
+      {OpKey::kLinearRope, s.m, s.n, s.k}, options, choice, stream,
       [&](const gemm::KernelChoice& c) { epilogue::rope_rotate(QKV, A, W_qkv, rope, c, stream); });
 }
 
@@ -84,7 +86,7 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
   const gemm::KernelChoice choice =
-      detail::program_choice(check, "linear_rmsnorm_rope", s.m, s.n, s.k, options);
+      detail::program_choice(check, OpKey::kLinearRmsnormRope, s.m, s.n, s.k, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
@@ -93,7 +95,7 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                           {"frequencies", frequencies}});
   const epilogue::RstdRopeRotateParams params{detail::rstd_params(stats, eps),
                                               rope_params(positions, frequencies)};
-  detail::launch_tuned({"linear_rmsnorm_rope", s.m, s.n, s.k}, options, choice, stream,
+  detail::launch_tuned({OpKey::kLinearRmsnormRope, s.m, s.n, s.k}, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
                          epilogue::rstd_rope_rotate(QKV, H, W_qkv, params, c, stream);
                        });
@@ -110,7 +112,7 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
   const bool save_pre = Pre.data != nullptr;
   if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
   const gemm::KernelChoice choice =
-      qk_norm_choice(check, "linear_qknorm_rope", save_pre, s, options);
+      qk_norm_choice(check, OpKey::kLinearQknormRope, save_pre, s, options);
   detail::require_memory(check, A.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"A", A},
                           {"W_qkv", W_qkv},
@@ -118,8 +120,7 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  const std::string key = qk_norm_key("linear_qknorm_rope", save_pre);
-  detail::launch_tuned({key.c_str(), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+  detail::launch_tuned({qk_norm_key(OpKey::kLinearQknormRope, save_pre), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
                          if (save_pre)
                            epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv,
                                                            {qk, Pre.data, Pre.stride[0]}, c, stream);
@@ -143,7 +144,7 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
   const bool save_pre = Pre.data != nullptr;
   if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
   const gemm::KernelChoice choice =
-      qk_norm_choice(check, "linear_rmsnorm_qknorm_rope", save_pre, s, options);
+      qk_norm_choice(check, OpKey::kLinearRmsnormQknormRope, save_pre, s, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
@@ -152,9 +153,8 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  const std::string key = qk_norm_key("linear_rmsnorm_qknorm_rope", save_pre);
   detail::launch_tuned(
-      {key.c_str(), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+      {qk_norm_key(OpKey::kLinearRmsnormQknormRope, save_pre), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
         if (save_pre)
           epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv,
                                                {rstd, {qk, Pre.data, Pre.stride[0]}}, c, stream);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "op_checks.hpp"
 
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -144,7 +143,7 @@ epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps) {
 namespace {
 
 struct OpTableEntry {
-  const char* op;
+  OpKey op;
   int m, n, k;
   gemm::KernelChoice choice;
 };
@@ -152,14 +151,14 @@ struct OpTableEntry {
 using gemm::Decomposition;
 using gemm::RasterOrder;
 using gemm::TileConfig;
-// One table per tuned GPU (`coda-bench tune-ops` on it), each ended by a sentinel (op = null).
+// One table per tuned GPU (`coda-bench tune-ops` on it), each ended by a sentinel (OpKey::kCount).
 constexpr OpTableEntry kH200OpTable[] = {
 #include "op_table_h200.inc"
-    {nullptr, 0, 0, 0, {}},
+    {OpKey::kCount, 0, 0, 0, {}},
 };
 constexpr OpTableEntry kH100OpTable[] = {
 #include "op_table_h100.inc"
-    {nullptr, 0, 0, 0, {}},
+    {OpKey::kCount, 0, 0, 0, {}},
 };
 
 const OpTableEntry* op_table_of(gemm::TunedGpu gpu) {
@@ -180,7 +179,7 @@ bool is_program_config(gemm::TileConfig c) {
 
 }  // namespace
 
-gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::int64_t m,
+gemm::KernelChoice program_choice(const ArgCheck& check, OpKey op, std::int64_t m,
                                   std::int64_t n, std::int64_t k, const OpOptions& options,
                                   const gemm::KernelChoice* fallback) {
   if (options.choice) {
@@ -196,8 +195,8 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const char* op, std::in
   const OpTableEntry* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
   if (const OpTableEntry* e = op_table_of(gemm::current_tuned_gpu()))
-    for (; e->op != nullptr; ++e)
-      if (std::strcmp(e->op, op) == 0) {
+    for (; e->op != OpKey::kCount; ++e)
+      if (e->op == op) {
         const double d = gemm::tuned_shape_distance(int(m), int(n), int(k), e->m, e->n, e->k);
         if (d < best) best = d, nearest = e;
       }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coda/gemm/config.hpp"
+#include "coda/ops/op_key.hpp"
 #include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 
@@ -17,7 +18,7 @@ namespace coda::ops::detail {
 
 // What the tuner needs to know about an op's call besides its launches.
 struct TunedCall {
-  const char* op;  // the op-table key (program_choice's `op`)
+  OpKey op;  // program_choice's key
   std::int64_t m, n, k;
   // Candidates keep the rule's config: an op whose output layout depends on it
   // (linear_residual_rms's statistics, predicted by linear_residual_rms_stats_layout).

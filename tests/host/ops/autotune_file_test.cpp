@@ -95,6 +95,8 @@ TEST(AutotuneFile, MalformedFilesAreRefusedWithTheirReason) {
       {edited(good, "\"n\": 28672", "\"n\": 2.5"), "\"n\" is not an integer"},
       {edited(good, "\"k\": 4096, ", ""), "missing \"k\""},
       {edited(good, "\"op\": \"linear_swiglu\"", "\"op\": 7"), "\"op\" is not a string"},
+      {edited(good, "\"op\": \"linear_swiglu\"", "\"op\": \"linear_gelu\""),
+       "unknown op \"linear_gelu\""},
       {edited(good, "\"ms\": 6.5432", "\"ms\": -1"), "\"ms\" is not a time"},
       {edited(good, "\"sm_count\": 132", "\"sm_count\": \"132\""), "\"sm_count\" is not an integer"},
       {edited(good, "\"winners\": [", "\"winners\": {"), ""},

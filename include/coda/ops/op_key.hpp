@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fused ops that choose a kernel, declared once: each is a key of the per-GPU op tables
+// (src/ops/op_table_<gpu>.inc, rows `{OpKey::kLinearSwiglu, M, N, K, choice}`), of the
+// autotuner's cache (by name) and of `coda-bench ops|tune-ops --ops` (by name). A QK-norm op that
+// also stores its pre-norm QKV runs another program, hence its own key. Host-visible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+// X(identifier, name): the enumerator and the op's public name.
+#define CODA_OP_KEYS(X)                                                        \
+  X(kLinearResidualRms, "linear_residual_rms")                                 \
+  X(kLinearRmsnorm, "linear_rmsnorm")                                          \
+  X(kLinearSwiglu, "linear_swiglu")                                            \
+  X(kLinearRmsnormSwiglu, "linear_rmsnorm_swiglu")                             \
+  X(kLinearRope, "linear_rope")                                                \
+  X(kLinearRmsnormRope, "linear_rmsnorm_rope")                                 \
+  X(kLinearQknormRope, "linear_qknorm_rope")                                   \
+  X(kLinearQknormRopeSavePre, "linear_qknorm_rope_save_pre")                   \
+  X(kLinearRmsnormQknormRope, "linear_rmsnorm_qknorm_rope")                    \
+  X(kLinearRmsnormQknormRopeSavePre, "linear_rmsnorm_qknorm_rope_save_pre")    \
+  X(kLinearCrossEntropy, "linear_cross_entropy")                               \
+  X(kLinearSwigluBwd, "linear_swiglu_bwd")                                     \
+  X(kLinearRmsnormBwd, "linear_rmsnorm_bwd")
+
+namespace coda::ops {
+
+enum class OpKey : std::uint8_t {
+#define CODA_OP_KEY_ENUMERATOR(id, name) id,
+  CODA_OP_KEYS(CODA_OP_KEY_ENUMERATOR)
+#undef CODA_OP_KEY_ENUMERATOR
+  kCount  // not an op: the number of keys (and the op tables' end marker)
+};
+
+// "linear_swiglu"; the enumerator's spelling, "kLinearSwiglu" (what `coda-bench tune-ops` writes).
+const char* name(OpKey key);
+const char* identifier(OpKey key);
+std::optional<OpKey> op_key_from_name(std::string_view name);
+
+}  // namespace coda::ops

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "coda/ops/op_key.hpp"
+
+namespace coda::ops {
+
+namespace {
+struct Spelling {
+  const char* name;
+  const char* identifier;
+};
+constexpr Spelling kSpellings[] = {
+#define CODA_OP_KEY_SPELLING(id, name) {name, #id},
+    CODA_OP_KEYS(CODA_OP_KEY_SPELLING)
+#undef CODA_OP_KEY_SPELLING
+};
+static_assert(sizeof(kSpellings) / sizeof(kSpellings[0]) == std::size_t(OpKey::kCount));
+}  // namespace
+
+const char* name(OpKey key) {
+  return key < OpKey::kCount ? kSpellings[std::size_t(key)].name : "?";
+}
+
+const char* identifier(OpKey key) {
+  return key < OpKey::kCount ? kSpellings[std::size_t(key)].identifier : "?";
+}
+
+std::optional<OpKey> op_key_from_name(std::string_view n) {
+  for (std::size_t i = 0; i < std::size_t(OpKey::kCount); ++i)
+    if (n == kSpellings[i].name) return OpKey(i);
+  return std::nullopt;
+}
+
+}  // namespace coda::ops
