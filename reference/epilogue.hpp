@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Host twins of the epilogue primitives (include/coda/epilogue/): the same semantics in float64 on
+// Host twins of the epilogue primitives (kernels/coda/epilogue/): the same semantics in float64 on
 // a dense matrix, so a program's expected outputs are the same composition of twins. The partial
 // reductions produce CUTLASS's buffer layout (partial_reduction.hpp), padding included.
 #pragma once

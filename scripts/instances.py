@@ -36,7 +36,7 @@ D_TYPES = {
 }
 
 
-# Epilogue programs (include/coda/epilogue/programs.hpp), compiled for the forward
+# Epilogue programs (kernels/coda/epilogue/programs.hpp), compiled for the forward
 # layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
 # `coda-bench epilogue` run. Program -> its snake_case name.
 EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",

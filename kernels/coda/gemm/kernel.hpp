@@ -10,7 +10,7 @@
 //     template <class Ctx> using Callbacks = ...;
 // naming a CUTLASS FusionOperation or an EVT callbacks tree (the builder passes the latter through
 // unchanged), where Ctx is the epilogue::EpilogueContext of this kernel (tile shapes, D type,
-// schedule) that the primitives of include/coda/epilogue/ are parameterised by. A Program that
+// schedule) that the primitives of kernels/coda/epilogue/ are parameterised by. A Program that
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
 // the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
