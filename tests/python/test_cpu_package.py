@@ -196,3 +196,20 @@ def test_patch_and_unpatch_keep_the_checkpoint_bit_for_bit(monkeypatch):
     coda.unpatch(model)
     assert type(model.model.layers[0]) is hf_class
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+
+
+def test_autotune_switch_reaches_the_library():
+    """coda.ops.set_autotune turns the C++ autotuner on and off (it defaults to CODA_TUNE); without
+    a GPU no device is identified, so there is no cache file to name."""
+    from coda import _C, ops
+
+    before = _C.autotune_enabled()
+    try:
+        ops.set_autotune(True)
+        assert _C.autotune_enabled()
+        ops.set_autotune(False)
+        assert not _C.autotune_enabled()
+    finally:
+        _C.set_autotune(before)
+    if not torch.cuda.is_available():
+        assert _C.autotune_cache_file() == ""
