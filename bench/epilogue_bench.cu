@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coda/epilogue/program_launchers.hpp"
+#include "src/epilogue/example_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "gemm_bench.hpp"
 #include "rounds.hpp"

@@ -54,6 +54,11 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "WeightGradAccumulate": "weight_grad_accumulate",
                      "QkNormRopeSavePre": "qk_norm_rope_save_pre",
                      "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre"}
+# The example programs: compositions no op uses, run by tests/device/epilogue and `coda-bench
+# epilogue`. Their units go to <out>/examples/, built into the coda_examples library, not libcoda
+# (src/epilogue/example_launchers.hpp).
+EXAMPLE_PROGRAMS = {"RowScale", "BiasSiluColSum", "Activation", "ResidualAdd", "RowSumSquares",
+                    "SwiGluPairsGrad", "ResidualAccumulate", "CrossEntropyPartials"}
 # Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
 NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
@@ -161,13 +166,15 @@ def dispatch_inc():
 
 
 def expected_files(out):
+    assert EXAMPLE_PROGRAMS <= set(EPILOGUE_PROGRAMS), "EXAMPLE_PROGRAMS names a program not listed"
     files = {out / "dispatch.inc": dispatch_inc(),
              out / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
     by_program = {}
     for kernel in epilogue_instances():
         by_program.setdefault(kernel[1], []).append(kernel)
     for program, kernels in by_program.items():
-        files[out / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
+        folder = out / "examples" if program in EXAMPLE_PROGRAMS else out
+        files[folder / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
     by_layout = {}
     for kernel in instances():
         by_layout.setdefault((kernel[1], kernel[2]), []).append(kernel)
@@ -182,13 +189,15 @@ def main():
     args = parser.parse_args()
     out = args.out
     files = expected_files(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for p in (set(out.glob("*_sm90a.cu")) | set(out.glob("*.inc"))) - set(files):
+    (out / "examples").mkdir(parents=True, exist_ok=True)
+    generated = set(out.glob("*_sm90a.cu")) | set(out.glob("examples/*_sm90a.cu")) | set(out.glob("*.inc"))
+    for p in generated - set(files):
         p.unlink()
     for p, text in files.items():
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
-    print(f"{len(files) - 2} kernel translation units in {out}")
+    examples = sum(p.parent.name == "examples" for p in files)
+    print(f"{len(files) - 2 - examples} kernel translation units in {out}, {examples} in {out / 'examples'}")
     return 0
 
 

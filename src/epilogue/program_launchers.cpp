@@ -1,136 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Launchers of the compiled epilogue programs: validate -> find the instance -> launch.
+// Launchers of the library's epilogue programs: validate -> find the instance -> launch
+// (program_launch.hpp). The example programs' launchers: example_launchers.cpp.
 #include "coda/epilogue/program_launchers.hpp"
 
-#include <cmath>
-#include <initializer_list>
 #include <string>
-#include <type_traits>
 
-#include "coda/device_check.hpp"
-#include "coda/epilogue/merge.hpp"
-#include "coda/gemm/problem.hpp"
-#include "coda/status.hpp"
+#include "program_launch.hpp"
 
 namespace coda::epilogue {
 
-namespace instances {
-#define CODA_EPILOGUE_INSTANCE(program, config, layout, name)                                   \
-  void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
-            cudaStream_t);
-#include "instances/epilogue_dispatch.inc"
-#undef CODA_EPILOGUE_INSTANCE
-}  // namespace instances
-
-namespace {
-
-template <class Params>
-using Launcher = void (*)(const gemm::GemmProblem&, const gemm::KernelChoice&, const Params&, void*,
-                          cudaStream_t);
-
-template <class Params>
-Launcher<Params> find(gemm::TileConfig config) {
-#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name)        \
-  if constexpr (std::is_same_v<Params, program##Params>) {        \
-    if (config == gemm::TileConfig::cfg) return &instances::name; \
-  }
-#include "instances/epilogue_dispatch.inc"
-#undef CODA_EPILOGUE_INSTANCE
-  return nullptr;
-}
-
-// The operand layout the program of Params is compiled for (scripts/instances.py).
-template <class Params>
-gemm::OperandLayout compiled_layout() {
-#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name) \
-  if constexpr (std::is_same_v<Params, program##Params>) return gemm::OperandLayout::layout;
-#include "instances/epilogue_dispatch.inc"
-#undef CODA_EPILOGUE_INSTANCE
-  return gemm::OperandLayout::kAkBk;
-}
-
-void require_aligned(const void* p, const char* where, const char* name, std::size_t bytes) {
-  require(p != nullptr, where, std::string(name) + ": data pointer is null");
-  require(reinterpret_cast<std::uintptr_t>(p) % bytes == 0, where,
-          std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
-}
-
-// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte
-// aligned.
-void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
-                  const char* name) {
-  require_aligned(p, where, name, 16);
-  require(stride >= n && stride % 8 == 0, where,
-          std::string(name) +
-              ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
-              "for TMA); got " +
-              std::to_string(stride));
-}
-
-// A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N), read or written by TMA.
-void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
-                         const char* name) {
-  require_aligned(p, where, name, 16);
-  require(stride >= n && stride % 4 == 0, where,
-          std::string(name) +
-              ": row stride must be >= N and a multiple of 4 32-bit elements "
-              "(16 bytes, for TMA); got " +
-              std::to_string(stride));
-}
-
-void require_even_n(std::int64_t n, const char* where) {
-  require(n % 2 == 0, where,
-          "N: must be even (the program works on column pairs); got " + std::to_string(n));
-}
-
-// The params' own device pointers (null ones are optional inputs, already checked where required).
-struct ParamPointer {
-  const void* ptr;
-  const char* name;
-};
-
-// Finds the program's kernel for choice.config and runs it on the validated problem `p`; D is
-// null for programs that store no D.
-template <class Params>
-void run_program(const char* where, const gemm::GemmProblem& p, const TensorView* D,
-                 const TensorView& A, const TensorView& B, const Params& params,
-                 gemm::KernelChoice choice, cudaStream_t stream,
-                 std::initializer_list<ParamPointer> param_pointers) {
-  const gemm::OperandLayout layout = compiled_layout<Params>();
-  require(p.layout == layout, where,
-          std::string("A and B: this program is compiled for the ") + gemm::to_string(layout) +
-              " operand layout (" +
-              (layout == gemm::OperandLayout::kAkBk ? "forward: K-major A and B"
-                                                    : "dgrad: K-major A, N-major B") +
-              "); got " + gemm::to_string(p.layout));
-  Launcher<Params> run = find<Params>(choice.config);
-  require(run != nullptr, where,
-          std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
-  if (D != nullptr) {
-    require_gemm_operands_on_device(*D, A, B, where);
-  } else {
-    require_current_device(p.device, where, "A");
-    require_device_memory(A.data, p.device, where, "A");
-    require_device_memory(B.data, p.device, where, "B");
-  }
-  for (const ParamPointer& q : param_pointers)
-    if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name);
-  run(p, choice, params, nullptr, stream);
-}
-
-template <class Params>
-void launch(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
-            const Params& params, gemm::KernelChoice choice, cudaStream_t stream,
-            std::initializer_list<ParamPointer> param_pointers = {}) {
-  gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, where);
-  require(p.d_dtype == DType::kBF16, where, "D: the epilogue programs write bf16 D");
-  run_program(where, p, &D, A, B, params, choice, stream, param_pointers);
-}
-
-}  // namespace
+using namespace launch_detail;  // this file holds launchers built on that machinery
 
 bool has_program_instance(gemm::TileConfig config) {
-  return find<RowScaleParams>(config) != nullptr;
+  return find<RstdRowScaleParams>(config) != nullptr;
 }
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
@@ -145,46 +27,6 @@ void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
           {params.norm_weight, "params.norm_weight"},
           {params.normed, "params.normed"},
           {params.sumsq_partials, "params.sumsq_partials"}});
-}
-
-void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
-               const RowScaleParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::row_scale";
-  if (params.alpha) require_aligned(params.alpha, kWhere, "params.alpha", 4);
-  require_aligned(params.row_scale, kWhere, "params.row_scale", 4);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.alpha, "params.alpha"}, {params.row_scale, "params.row_scale"}});
-}
-
-void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const BiasSiluColSumParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::bias_silu_col_sum";
-  require_aligned(params.bias, kWhere, "params.bias", 16);
-  require_aligned(params.col_partials, kWhere, "params.col_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.bias, "params.bias"}, {params.col_partials, "params.col_partials"}});
-}
-
-void activation(const TensorView& D, const TensorView& A, const TensorView& B,
-                const ActivationParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  launch("coda::epilogue::activation", D, A, B, params, choice, stream);
-}
-
-void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
-                  const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::residual_add";
-  require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
-  launch(kWhere, D, A, B, params, choice, stream, {{params.residual, "params.residual"}});
-}
-
-void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
-                     const RowSumSquaresParams& params, gemm::KernelChoice choice,
-                     cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::row_sum_squares";
-  require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.sumsq_partials, "params.sumsq_partials"}});
 }
 
 namespace {
@@ -335,18 +177,6 @@ void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const 
           {params.qk.pre, "params.qk.pre"}});
 }
 
-void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_grad";
-  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere,
-                      "params.packed_z");
-  require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
-                      "params.packed_dz");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.packed_z, "params.packed_z"}, {params.packed_dz, "params.packed_dz"}});
-}
-
 void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,
                     cudaStream_t stream) {
@@ -354,42 +184,6 @@ void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& 
   check_rstd(params, D.shape[0], kWhere, "params");
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.sumsq_partials, "params.sumsq_partials"}});
-}
-
-void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
-                         const ResidualAccumulateParams& params, gemm::KernelChoice choice,
-                         cudaStream_t stream) {
-  launch("coda::epilogue::residual_accumulate", D, A, B, params, choice, stream);
-}
-
-namespace {
-void check_cross_entropy(const CrossEntropyPartialsParams& params, const gemm::GemmProblem& problem,
-                         gemm::TileConfig config, const char* where) {
-  require_aligned(params.lse_partials, where, "params.lse_partials", 4);
-  require(params.softcap >= 0.0f && params.softcap < INFINITY, where,
-          "params.softcap: must be finite and non-negative (0: off)");
-  if (params.targets != nullptr) {
-    require_aligned(params.targets, where, "params.targets", params.targets_int64 ? 8 : 4);
-    require_aligned(params.target_logits, where, "params.target_logits", 4);
-  }
-  const std::int64_t padded = per_row_partial_layout(config, problem.m, problem.n).padded;
-  require(params.lse_padded == padded, where,
-          "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
-              std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
-}
-}  // namespace
-
-void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
-                            const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
-                            cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::cross_entropy_partials";
-  require_aligned(params.lse_partials, kWhere, "params.lse_partials", 4);
-  const gemm::GemmProblem problem = gemm::make_gemm_problem(D, A, B, kWhere);  // valid M, N first
-  check_cross_entropy(params, problem, choice.config, kWhere);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.lse_partials, "params.lse_partials"},
-          {params.targets, "params.targets"},
-          {params.target_logits, "params.target_logits"}});
 }
 
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,

@@ -17,22 +17,6 @@ bool has_program_instance(gemm::TileConfig config);
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice,
                   cudaStream_t stream = nullptr);
-void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
-               const RowScaleParams& params, gemm::KernelChoice choice,
-               cudaStream_t stream = nullptr);
-void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const BiasSiluColSumParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream = nullptr);
-
-void activation(const TensorView& D, const TensorView& A, const TensorView& B,
-                const ActivationParams& params, gemm::KernelChoice choice,
-                cudaStream_t stream = nullptr);
-void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
-                  const ResidualAddParams& params, gemm::KernelChoice choice,
-                  cudaStream_t stream = nullptr);
-void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
-                     const RowSumSquaresParams& params, gemm::KernelChoice choice,
-                     cudaStream_t stream = nullptr);
 
 void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                   const SwiGluPairsParams& params, gemm::KernelChoice choice,
@@ -40,19 +24,9 @@ void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
 void rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
                  const RopeRotateParams& params, gemm::KernelChoice choice,
                  cudaStream_t stream = nullptr);
-void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream = nullptr);
 void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,
                     cudaStream_t stream = nullptr);
-// D += A·Bᵀ: D is read as well as written.
-void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
-                         const ResidualAccumulateParams& params, gemm::KernelChoice choice,
-                         cudaStream_t stream = nullptr);
-void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
-                            const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
-                            cudaStream_t stream = nullptr);
 
 void rstd_swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                        const RstdSwiGluPairsParams& params, gemm::KernelChoice choice,

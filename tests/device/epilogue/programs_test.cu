@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coda/epilogue/program_launchers.hpp"
+#include "src/epilogue/example_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix.hpp"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "coda/epilogue/program_launchers.hpp"
+#include "src/epilogue/example_launchers.hpp"
 #include "coda/epilogue/merge.hpp"
 #include "host/test_support.hpp"
 

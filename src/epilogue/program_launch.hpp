@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// How a program launcher runs its kernel, shared by the library's launchers
+// (program_launchers.cpp) and the example programs' (example_launchers.cpp): the generated
+// instances, finding one by (Params, config), the checks every launcher makes, and the launch.
+// Internal; needs the generated instances/epilogue_dispatch.inc on the include path.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+
+#include "coda/device_check.hpp"
+#include "coda/epilogue/merge.hpp"
+#include "coda/epilogue/program_params.hpp"
+#include "coda/gemm/config.hpp"
+#include "coda/gemm/problem.hpp"
+#include "coda/status.hpp"
+#include "coda/tensor.hpp"
+
+namespace coda::epilogue {
+
+// Every compiled program kernel (library and examples). Declaring one creates no link
+// dependency: find<Params> names only the kernels of the Params it is instantiated for.
+namespace instances {
+#define CODA_EPILOGUE_INSTANCE(program, config, layout, name)                                   \
+  void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
+            cudaStream_t);
+#include "instances/epilogue_dispatch.inc"
+#undef CODA_EPILOGUE_INSTANCE
+}  // namespace instances
+
+namespace launch_detail {
+
+template <class Params>
+using Launcher = void (*)(const gemm::GemmProblem&, const gemm::KernelChoice&, const Params&, void*,
+                          cudaStream_t);
+
+template <class Params>
+Launcher<Params> find(gemm::TileConfig config) {
+#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name)        \
+  if constexpr (std::is_same_v<Params, program##Params>) {        \
+    if (config == gemm::TileConfig::cfg) return &instances::name; \
+  }
+#include "instances/epilogue_dispatch.inc"
+#undef CODA_EPILOGUE_INSTANCE
+  return nullptr;
+}
+
+// The operand layout the program of Params is compiled for (scripts/instances.py).
+template <class Params>
+gemm::OperandLayout compiled_layout() {
+#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name) \
+  if constexpr (std::is_same_v<Params, program##Params>) return gemm::OperandLayout::layout;
+#include "instances/epilogue_dispatch.inc"
+#undef CODA_EPILOGUE_INSTANCE
+  return gemm::OperandLayout::kAkBk;
+}
+
+inline void require_aligned(const void* p, const char* where, const char* name, std::size_t bytes) {
+  require(p != nullptr, where, std::string(name) + ": data pointer is null");
+  require(reinterpret_cast<std::uintptr_t>(p) % bytes == 0, where,
+          std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
+}
+
+// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte
+// aligned.
+inline void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
+                  const char* name) {
+  require_aligned(p, where, name, 16);
+  require(stride >= n && stride % 8 == 0, where,
+          std::string(name) +
+              ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
+              "for TMA); got " +
+              std::to_string(stride));
+}
+
+// A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N), read or written by TMA.
+inline void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
+                         const char* name) {
+  require_aligned(p, where, name, 16);
+  require(stride >= n && stride % 4 == 0, where,
+          std::string(name) +
+              ": row stride must be >= N and a multiple of 4 32-bit elements "
+              "(16 bytes, for TMA); got " +
+              std::to_string(stride));
+}
+
+inline void require_even_n(std::int64_t n, const char* where) {
+  require(n % 2 == 0, where,
+          "N: must be even (the program works on column pairs); got " + std::to_string(n));
+}
+
+// The params' own device pointers (null ones are optional inputs, already checked where required).
+struct ParamPointer {
+  const void* ptr;
+  const char* name;
+};
+
+// Finds the program's kernel for choice.config and runs it on the validated problem `p`; D is
+// null for programs that store no D.
+template <class Params>
+void run_program(const char* where, const gemm::GemmProblem& p, const TensorView* D,
+                 const TensorView& A, const TensorView& B, const Params& params,
+                 gemm::KernelChoice choice, cudaStream_t stream,
+                 std::initializer_list<ParamPointer> param_pointers) {
+  const gemm::OperandLayout layout = compiled_layout<Params>();
+  require(p.layout == layout, where,
+          std::string("A and B: this program is compiled for the ") + gemm::to_string(layout) +
+              " operand layout (" +
+              (layout == gemm::OperandLayout::kAkBk ? "forward: K-major A and B"
+                                                    : "dgrad: K-major A, N-major B") +
+              "); got " + gemm::to_string(p.layout));
+  Launcher<Params> run = find<Params>(choice.config);
+  require(run != nullptr, where,
+          std::string("choice.config: no ") + gemm::to_string(choice.config) + " instance");
+  if (D != nullptr) {
+    require_gemm_operands_on_device(*D, A, B, where);
+  } else {
+    require_current_device(p.device, where, "A");
+    require_device_memory(A.data, p.device, where, "A");
+    require_device_memory(B.data, p.device, where, "B");
+  }
+  for (const ParamPointer& q : param_pointers)
+    if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name);
+  run(p, choice, params, nullptr, stream);
+}
+
+template <class Params>
+void launch(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
+            const Params& params, gemm::KernelChoice choice, cudaStream_t stream,
+            std::initializer_list<ParamPointer> param_pointers = {}) {
+  gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, where);
+  require(p.d_dtype == DType::kBF16, where, "D: the epilogue programs write bf16 D");
+  run_program(where, p, &D, A, B, params, choice, stream, param_pointers);
+}
+
+// Cross-entropy partials (the example with D, the library's loss-only program): where the
+// partials go must match the config's layout.
+inline void check_cross_entropy(const CrossEntropyPartialsParams& params, const gemm::GemmProblem& problem,
+                         gemm::TileConfig config, const char* where) {
+  require_aligned(params.lse_partials, where, "params.lse_partials", 4);
+  require(params.softcap >= 0.0f && params.softcap < INFINITY, where,
+          "params.softcap: must be finite and non-negative (0: off)");
+  if (params.targets != nullptr) {
+    require_aligned(params.targets, where, "params.targets", params.targets_int64 ? 8 : 4);
+    require_aligned(params.target_logits, where, "params.target_logits", 4);
+  }
+  const std::int64_t padded = per_row_partial_layout(config, problem.m, problem.n).padded;
+  require(params.lse_padded == padded, where,
+          "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
+              std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
+}
+
+}  // namespace launch_detail
+
+}  // namespace coda::epilogue
