@@ -72,6 +72,10 @@ def parse_args(argv):
     p.add_argument("--corpus-support", type=int, default=8, help="successors per token")
     p.add_argument("--corpus-modes", type=int, default=4,
                    help="classes of the token two back that change the next-token distribution")
+    p.add_argument("--autotune", action="store_true",
+                   help="the coda variant times its kernels on first use and keeps the winners "
+                        "(CODA_TUNE=1; docs/design.md §10.1); its first steps, in --timing-skip, "
+                        "pay for it")
     p.add_argument("--device", default="cuda")
     p.add_argument("--out", type=Path, default=Path("train-out"))
     args = p.parse_args(argv)
@@ -111,7 +115,7 @@ def build_initial_model(config, seed: int):
     return cls(config).float().train()
 
 
-def prepare_variant(name: str, initial, model_kind: str, device: torch.device):
+def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
     model = copy.deepcopy(initial)
     if name == "hf_fp32":
@@ -122,6 +126,10 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device):
         import coda  # the native module; a failure here is this variant's failure only
 
         (coda.patch_qwen3 if model_kind == "qwen3" else coda.patch_llama)(model)
+        if autotune:
+            from coda import ops
+
+            ops.set_autotune(True)
     model.train()
     return model, (torch.compile(model) if name == "hf_compile" else model)
 
@@ -175,7 +183,7 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
     """Trains one variant from `initial` over `batches` (steps, batch, seq); returns its record."""
     from tqdm import tqdm
 
-    model, forward = prepare_variant(name, initial, args.model, device)
+    model, forward = prepare_variant(name, initial, args.model, device, args.autotune)
     params, opt, sched = make_optimizer(model, args, device)
     timer, losses = StepTimer(device), []
     tokens_per_step = batches.shape[1] * batches.shape[2]

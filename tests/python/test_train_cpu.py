@@ -43,6 +43,13 @@ def test_unknown_variant_is_a_usage_error():
         main(["--variants", "hf_fp32,nope"])
 
 
+def test_autotune_is_off_unless_asked():
+    from coda.train import parse_args
+
+    assert parse_args([]).autotune is False
+    assert parse_args(["--autotune"]).autotune is True
+
+
 def dense_stationary(corpus: MarkovCorpus) -> torch.Tensor:
     """The stationary distribution from the dense transition matrix over (mode, token) states."""
     V, M, K = corpus.vocab, corpus.modes, corpus.support
