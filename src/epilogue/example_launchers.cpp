@@ -55,10 +55,7 @@ void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorVie
                        const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_grad";
-  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere,
-                      "params.packed_z");
-  require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
-                      "params.packed_dz");
+  require_packed_z_dz(params, D.shape[1], kWhere);
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.packed_z, "params.packed_z"}, {params.packed_dz, "params.packed_dz"}});
 }

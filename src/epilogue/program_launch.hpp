@@ -58,7 +58,8 @@ gemm::OperandLayout compiled_layout() {
   return gemm::OperandLayout::kAkBk;
 }
 
-inline void require_aligned(const void* p, const char* where, const char* name, std::size_t bytes) {
+inline void require_aligned(const void* p, const char* where, const char* name,
+                            std::size_t bytes) {
   require(p != nullptr, where, std::string(name) + ": data pointer is null");
   require(reinterpret_cast<std::uintptr_t>(p) % bytes == 0, where,
           std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
@@ -67,7 +68,7 @@ inline void require_aligned(const void* p, const char* where, const char* name, 
 // An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte
 // aligned.
 inline void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
-                  const char* name) {
+                         const char* name) {
   require_aligned(p, where, name, 16);
   require(stride >= n && stride % 8 == 0, where,
           std::string(name) +
@@ -77,14 +78,21 @@ inline void require_tile(const void* p, std::int64_t stride, std::int64_t n, con
 }
 
 // A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N), read or written by TMA.
-inline void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
-                         const char* name) {
+inline void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n,
+                                const char* where, const char* name) {
   require_aligned(p, where, name, 16);
   require(stride >= n && stride % 4 == 0, where,
           std::string(name) +
               ": row stride must be >= N and a multiple of 4 32-bit elements "
               "(16 bytes, for TMA); got " +
               std::to_string(stride));
+}
+
+// The packed Z and dZ tiles of the SwiGLU gradient programs (SwiGluPairsGrad, SwiGluBwd).
+template <class Params>
+void require_packed_z_dz(const Params& params, std::int64_t n, const char* where) {
+  require_packed_tile(params.packed_z, params.packed_z_stride, n, where, "params.packed_z");
+  require_packed_tile(params.packed_dz, params.packed_dz_stride, n, where, "params.packed_dz");
 }
 
 inline void require_even_n(std::int64_t n, const char* where) {
@@ -138,8 +146,9 @@ void launch(const char* where, const TensorView& D, const TensorView& A, const T
 
 // Cross-entropy partials (the example with D, the library's loss-only program): where the
 // partials go must match the config's layout.
-inline void check_cross_entropy(const CrossEntropyPartialsParams& params, const gemm::GemmProblem& problem,
-                         gemm::TileConfig config, const char* where) {
+inline void check_cross_entropy(const CrossEntropyPartialsParams& params,
+                                const gemm::GemmProblem& problem, gemm::TileConfig config,
+                                const char* where) {
   require_aligned(params.lse_partials, where, "params.lse_partials", 4);
   require(params.softcap >= 0.0f && params.softcap < INFINITY, where,
           "params.softcap: must be finite and non-negative (0: off)");

@@ -222,10 +222,7 @@ void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,
 void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
                 const SwiGluBwdParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr const char* kWhere = "coda::epilogue::swiglu_bwd";
-  require_packed_tile(params.packed_z, params.packed_z_stride, D.shape[1], kWhere,
-                      "params.packed_z");
-  require_packed_tile(params.packed_dz, params.packed_dz_stride, D.shape[1], kWhere,
-                      "params.packed_dz");
+  require_packed_z_dz(params, D.shape[1], kWhere);
   require_aligned(params.zdz_partials, kWhere, "params.zdz_partials", 16);
   launch(kWhere, D, A, B, params, choice, stream,
          {{params.packed_z, "params.packed_z"},

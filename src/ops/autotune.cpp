@@ -142,18 +142,17 @@ void check(cudaError_t err, const char* what) {
   }
 }
 
-// Device copies of the outputs an op also reads, put back on destruction (after the timed runs).
-class SavedOutputs {
+// A device copy of the output an op also reads (none when its data is null), put back on
+// destruction (after the timed runs).
+class SavedOutput {
  public:
-  SavedOutputs(const std::vector<TensorView>& views, cudaStream_t stream)
-      : views_(views), stream_(stream) {
-    std::size_t bytes = 0;
-    for (const TensorView& v : views_) bytes += row_bytes(v) * std::size_t(v.shape[0]);
-    if (bytes == 0) return;
-    check(cudaMalloc(&copy_, bytes), "no memory to save the outputs the op reads");
+  SavedOutput(const TensorView& view, cudaStream_t stream) : view_(view), stream_(stream) {
+    if (view_.data == nullptr) return;
+    check(cudaMalloc(&copy_, row_bytes() * std::size_t(view_.shape[0])),
+          "no memory to save the output the op reads");
     copy(true);
   }
-  ~SavedOutputs() {
+  ~SavedOutput() {
     if (copy_ == nullptr) return;
     try {
       copy(false);
@@ -162,24 +161,20 @@ class SavedOutputs {
     }
     cudaFree(copy_);
   }
-  SavedOutputs(const SavedOutputs&) = delete;
-  SavedOutputs& operator=(const SavedOutputs&) = delete;
+  SavedOutput(const SavedOutput&) = delete;
+  SavedOutput& operator=(const SavedOutput&) = delete;
 
  private:
-  static std::size_t row_bytes(const TensorView& v) { return std::size_t(v.shape[1]) * v.element_bytes(); }
+  std::size_t row_bytes() const { return std::size_t(view_.shape[1]) * view_.element_bytes(); }
   void copy(bool save) {
-    char* at = static_cast<char*>(copy_);
-    for (const TensorView& v : views_) {
-      const std::size_t width = row_bytes(v), pitch = std::size_t(v.stride[0]) * v.element_bytes();
-      check(save ? cudaMemcpy2DAsync(at, width, v.data, pitch, width, v.shape[0],
-                                     cudaMemcpyDeviceToDevice, stream_)
-                 : cudaMemcpy2DAsync(v.data, pitch, at, width, width, v.shape[0],
-                                     cudaMemcpyDeviceToDevice, stream_),
-            "saving the outputs the op reads");
-      at += width * std::size_t(v.shape[0]);
-    }
+    const std::size_t width = row_bytes(), pitch = std::size_t(view_.stride[0]) * view_.element_bytes();
+    check(save ? cudaMemcpy2DAsync(copy_, width, view_.data, pitch, width, view_.shape[0],
+                                   cudaMemcpyDeviceToDevice, stream_)
+               : cudaMemcpy2DAsync(view_.data, pitch, copy_, width, width, view_.shape[0],
+                                   cudaMemcpyDeviceToDevice, stream_),
+          "saving the output the op reads");
   }
-  std::vector<TensorView> views_;
+  TensorView view_;
   cudaStream_t stream_;
   void* copy_ = nullptr;
 };
@@ -228,7 +223,7 @@ TuneWinner time_candidates(const detail::TunedCall& call, const gemm::KernelChoi
   std::vector<gemm::KernelChoice> candidates = {rule};
   for (const gemm::KernelChoice& c : program_candidates())
     if (!(c == rule) && (!call.keep_config || c.config == rule.config)) candidates.push_back(c);
-  SavedOutputs saved(call.read_outputs, stream);
+  SavedOutput saved(call.read_output, stream);
   EventPair events;
   for (const gemm::KernelChoice& c : candidates) launch(c);
   check(cudaStreamSynchronize(stream), "warm-up launches");

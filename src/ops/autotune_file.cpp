@@ -99,9 +99,11 @@ class Reader {
     } else if (c == '"') {
       v.kind = Json::kString;
       v.string = string();
-    } else if (word("true") || word("false")) {
+    } else if (word("true")) {
       v.kind = Json::kBool;
-      v.boolean = s_[i_ - 1] == 'e' && s_[i_ - 2] == 'u';
+      v.boolean = true;
+    } else if (word("false")) {
+      v.kind = Json::kBool;
     } else if (word("null")) {
       v.kind = Json::kNull;
     } else {

@@ -308,8 +308,8 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
   // along M with swizzle 8 so CTAs in flight share W tiles in L2.
   const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x128Cluster2x1,
                                 gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearCrossEntropy, m, v, h, options, &wide);
+  const detail::TunedCall call{OpKey::kLinearCrossEntropy, m, v, h};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &wide);
   float* partials = static_cast<float*>(workspace);
   float* target_logits = partials + epilogue::per_row_partial_floats_any_config(m, v);
   float* valid = target_logits + round_up(m, 4);
@@ -329,7 +329,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
         workspace_view(workspace, linear_cross_entropy_workspace_bytes(m, v), X.device)}},
       {{"X", X}, {"W", W}, {"targets", targets}});
   validate_targets(check, targets, m, v, ce, workspace, stream, kWhere);
-  detail::launch_tuned({OpKey::kLinearCrossEntropy, m, v, h}, options, choice, stream,
+  detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
     const epilogue::PartialLayout layout =
         epilogue::per_row_partial_layout(c.config, static_cast<int>(m), static_cast<int>(v));

@@ -18,8 +18,10 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   detail::require_bf16_matrix(check, R, "R", s.m, s.n, A.device);
   detail::require_vector(check, norm_weight, "norm_weight", s.n, DType::kBF16, A.device);
   detail::require_stats_buffer(check, stats, s.m, s.n);
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearResidualRms, s.m, s.n, s.k, options);
+  // keep_config: the statistics' layout follows the config, which consumers predict
+  // (linear_residual_rms_stats_layout).
+  const detail::TunedCall call{OpKey::kLinearResidualRms, s.m, s.n, s.k, /*keep_config=*/true};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(
       check, A.device,
       {{"X", X}, {"H", H}, {"stats.partials", detail::stats_written(stats, s.m, s.n)}},
@@ -31,10 +33,8 @@ void linear_residual_rms(const TensorView& X, const TensorView& H, RowNormStats&
   p.normed = H.data;
   p.normed_stride = H.stride[0];
   p.sumsq_partials = stats.partials;
-  // keep_config: the statistics' layout follows the config, which consumers predict
-  // (linear_residual_rms_stats_layout).
   const gemm::KernelChoice ran = detail::launch_tuned(
-      {OpKey::kLinearResidualRms, s.m, s.n, s.k, /*keep_config=*/true}, options, choice, stream,
+      call, options, choice, stream,
       [&](const gemm::KernelChoice& c) { epilogue::residual_rms(X, A, W, p, c, stream); });
   stats.layout = epilogue::per_row_partial_layout(ran.config, int(s.m), int(s.n));
   stats.width = int(s.n);
@@ -45,7 +45,7 @@ epilogue::PartialLayout linear_residual_rms_stats_layout(std::int64_t m, std::in
   const ArgCheck check("coda::ops::linear_residual_rms_stats_layout");
   if (m <= 0 || n <= 0 || k <= 0) check.fail("m, n, k: must be positive");
   const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearResidualRms, m, n, k, OpOptions{});
+      detail::program_choice(check, {OpKey::kLinearResidualRms, m, n, k}, OpOptions{});
   return epilogue::per_row_partial_layout(choice.config, int(m), int(n));
 }
 
@@ -57,13 +57,13 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
   detail::require_bf16_matrix(check, D, "D", s.m, s.n, H.device);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearRmsnorm, s.m, s.n, s.k, options);
+  const detail::TunedCall call{OpKey::kLinearRmsnorm, s.m, s.n, s.k};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(check, H.device, {{"D", D}},
                          {{"H", H}, {"W", W}, {"stats.partials", detail::stats_read(stats)}});
   const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
   detail::launch_tuned(
-      {OpKey::kLinearRmsnorm, s.m, s.n, s.k}, options, choice, stream,
+      call, options, choice, stream,
       [&](const gemm::KernelChoice& c) { epilogue::rstd_row_scale(D, H, W, rstd, c, stream); });
 }
 

@@ -57,8 +57,10 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   if (fallback.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
     fallback.config = gemm::TileConfig::kCoop128x256Cluster2x1;
   fallback.decomposition = gemm::Decomposition::kHeuristic;
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearRmsnormBwd, m, d, n, options, &fallback);
+  // Under accumulate dX is read: the tuner restores it after its timed runs.
+  detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
+  if (accumulate) call.read_output = dX;
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
 
   epilogue::RmsNormBwdParams p;
   p.alpha = static_cast<const float*>(alpha.data);
@@ -87,9 +89,6 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
        {"norm.stats.partials", detail::stats_read(norm.stats)},
        {"zdz", zdz},
        {"alpha", alpha}});
-  // Under accumulate dX is read: the tuner restores it after its timed runs.
-  detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
-  if (accumulate) call.read_outputs = {dX};
   detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
     if (accumulate)
       epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, c, stream);

@@ -35,16 +35,17 @@ OpKey qk_norm_key(OpKey op, bool save_pre) {
                                         : OpKey::kLinearRmsnormQknormRopeSavePre;
 }
 
-// The kernel for a QK-norm op: its tuned row; when `Pre` is saved, the save-Pre key's row, else
-// the same kernel in Pingpong: under Cooperative the Pre tile's store stages (a 128 × 128 subtile)
-// leave the mainloop two stages.
-gemm::KernelChoice qk_norm_choice(const ArgCheck& check, OpKey op, bool save_pre, const Shape& s,
-                                  const OpOptions& options) {
-  const gemm::KernelChoice base = detail::program_choice(check, op, s.m, s.n, s.k, options);
-  if (!save_pre) return base;
+// The kernel for a QK-norm call (its key from qk_norm_key): the base op's tuned row; when `Pre` is
+// saved, the save-Pre key's row, else the base kernel in Pingpong: under Cooperative the Pre
+// tile's store stages (a 128 × 128 subtile) leave the mainloop two stages.
+gemm::KernelChoice qk_norm_choice(const ArgCheck& check, OpKey base_op,
+                                  const detail::TunedCall& call, const OpOptions& options) {
+  const gemm::KernelChoice base =
+      detail::program_choice(check, {base_op, call.m, call.n, call.k}, options);
+  if (call.op == base_op) return base;
   gemm::KernelChoice pingpong = base;
   pingpong.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
-  return detail::program_choice(check, qk_norm_key(op, true), s.m, s.n, s.k, options, &pingpong);
+  return detail::program_choice(check, call, options, &pingpong);
 }
 
 epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& qk, std::int64_t n,
@@ -66,14 +67,14 @@ void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W
                  const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearRope, s.m, s.n, s.k, options);
+  const detail::TunedCall call{OpKey::kLinearRope, s.m, s.n, s.k};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(
       check, A.device, {{"QKV", QKV}},
       {{"A", A}, {"W_qkv", W_qkv}, {"positions", positions}, {"frequencies", frequencies}});
   const epilogue::RopeRotateParams rope = rope_params(positions, frequencies);
   detail::launch_tuned(
-      {OpKey::kLinearRope, s.m, s.n, s.k}, options, choice, stream,
+      call, options, choice, stream,
       [&](const gemm::KernelChoice& c) { epilogue::rope_rotate(QKV, A, W_qkv, rope, c, stream); });
 }
 
@@ -85,8 +86,8 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearRmsnormRope, s.m, s.n, s.k, options);
+  const detail::TunedCall call{OpKey::kLinearRmsnormRope, s.m, s.n, s.k};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
@@ -95,7 +96,7 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                           {"frequencies", frequencies}});
   const epilogue::RstdRopeRotateParams params{detail::rstd_params(stats, eps),
                                               rope_params(positions, frequencies)};
-  detail::launch_tuned({OpKey::kLinearRmsnormRope, s.m, s.n, s.k}, options, choice, stream,
+  detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
                          epilogue::rstd_rope_rotate(QKV, H, W_qkv, params, c, stream);
                        });
@@ -111,8 +112,8 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
       qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
   const bool save_pre = Pre.data != nullptr;
   if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
-  const gemm::KernelChoice choice =
-      qk_norm_choice(check, OpKey::kLinearQknormRope, save_pre, s, options);
+  const detail::TunedCall call{qk_norm_key(OpKey::kLinearQknormRope, save_pre), s.m, s.n, s.k};
+  const gemm::KernelChoice choice = qk_norm_choice(check, OpKey::kLinearQknormRope, call, options);
   detail::require_memory(check, A.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"A", A},
                           {"W_qkv", W_qkv},
@@ -120,7 +121,7 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  detail::launch_tuned({qk_norm_key(OpKey::kLinearQknormRope, save_pre), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+  detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
                          if (save_pre)
                            epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv,
                                                            {qk, Pre.data, Pre.stride[0]}, c, stream);
@@ -143,8 +144,10 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
   const bool save_pre = Pre.data != nullptr;
   if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
+  const detail::TunedCall call{qk_norm_key(OpKey::kLinearRmsnormQknormRope, save_pre), s.m, s.n,
+                               s.k};
   const gemm::KernelChoice choice =
-      qk_norm_choice(check, OpKey::kLinearRmsnormQknormRope, save_pre, s, options);
+      qk_norm_choice(check, OpKey::kLinearRmsnormQknormRope, call, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
@@ -153,8 +156,7 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  detail::launch_tuned(
-      {qk_norm_key(OpKey::kLinearRmsnormQknormRope, save_pre), s.m, s.n, s.k}, options, choice, stream, [&](const gemm::KernelChoice& c) {
+  detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
         if (save_pre)
           epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv,
                                                {rstd, {qk, Pre.data, Pre.stride[0]}}, c, stream);

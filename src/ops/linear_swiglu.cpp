@@ -25,12 +25,12 @@ void linear_swiglu(const TensorView& Z, const TensorView& Y, const TensorView& A
                    const TensorView& W_gate_up, cudaStream_t stream, const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_swiglu");
   const Shape s = check_swiglu(check, Z, Y, A, "A", W_gate_up);
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearSwiglu, s.m, s.n, s.k, options);
+  const detail::TunedCall call{OpKey::kLinearSwiglu, s.m, s.n, s.k};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(check, A.device, {{"Z", Z}, {"Y", Y}},
                          {{"A", A}, {"W_gate_up", W_gate_up}});
   const epilogue::SwiGluPairsParams gated{Y.data, Y.stride[0]};
-  detail::launch_tuned({OpKey::kLinearSwiglu, s.m, s.n, s.k}, options, choice, stream,
+  detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
                          if (Z.data != nullptr)
                            epilogue::swiglu_pairs(Z, A, W_gate_up, gated, c, stream);
@@ -46,14 +46,14 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
   const Shape s = check_swiglu(check, Z, Y, H, "H", W_gate_up);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearRmsnormSwiglu, s.m, s.n, s.k, options);
+  const detail::TunedCall call{OpKey::kLinearRmsnormSwiglu, s.m, s.n, s.k};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(
       check, H.device, {{"Z", Z}, {"Y", Y}},
       {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
   const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),
                                                {Y.data, Y.stride[0]}};
-  detail::launch_tuned({OpKey::kLinearRmsnormSwiglu, s.m, s.n, s.k}, options, choice, stream,
+  detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
                          if (Z.data != nullptr)
                            epilogue::rstd_swiglu_pairs(Z, H, W_gate_up, params, c, stream);

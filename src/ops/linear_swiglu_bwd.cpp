@@ -51,8 +51,8 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
       gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(ffn), int(hidden));
   fallback.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
   fallback.decomposition = gemm::Decomposition::kHeuristic;
-  const gemm::KernelChoice choice =
-      detail::program_choice(check, OpKey::kLinearSwigluBwd, m, ffn, hidden, options, &fallback);
+  const detail::TunedCall call{OpKey::kLinearSwigluBwd, m, ffn, hidden};
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
 
   // dY = dOut · W_down: B is W_down read as an F × hidden N-major matrix (the dgrad layout).
   const TensorView B = TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden,
@@ -72,7 +72,7 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
         workspace_view(workspace, linear_swiglu_bwd_workspace_bytes(m, ffn), dOut.device)}},
       {{"dOut", dOut}, {"W_down", W_down}, {"Z", Z}});
   detail::launch_tuned(
-      {OpKey::kLinearSwigluBwd, m, ffn, hidden}, options, choice, stream,
+      call, options, choice, stream,
       [&](const gemm::KernelChoice& c) {
         epilogue::swiglu_bwd(Y, dOut, B, p, c, stream);
         epilogue::merge_partial_sums(p.zdz_partials,

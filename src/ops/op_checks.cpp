@@ -179,9 +179,10 @@ bool is_program_config(gemm::TileConfig c) {
 
 }  // namespace
 
-gemm::KernelChoice program_choice(const ArgCheck& check, OpKey op, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, const OpOptions& options,
-                                  const gemm::KernelChoice* fallback) {
+gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
+                                  const OpOptions& options, const gemm::KernelChoice* fallback) {
+  const OpKey op = call.op;
+  const std::int64_t m = call.m, n = call.n, k = call.k;
   if (options.choice) {
     if (!is_program_config(options.choice->config))
       check.fail(std::string("options.choice.config: the fused ops are compiled for "

@@ -13,6 +13,7 @@
 #include "coda/ops/op_key.hpp"
 #include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
+#include "tuned_launch.hpp"
 
 namespace coda::ops::detail {
 
@@ -60,13 +61,14 @@ TensorView stats_read(const RowNormStats& stats);
 // The rstd source of a consumer's epilogue.
 epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 
-// The kernel for `op` at m × n × k: options.choice if set (checked: a config the programs are
+// The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
 // compiled for), else the current GPU's tuned table (op_table_<gpu>.inc), else the plain GEMM's
 // choice (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
 // Cooperative config becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
 // `fallback`, when given, replaces the mapped plain-GEMM choice for shapes not in the table.
-gemm::KernelChoice program_choice(const ArgCheck& check, OpKey op, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, const OpOptions& options,
+// The same TunedCall then goes to launch_tuned, so the choice and the launch name one key and shape.
+gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
+                                  const OpOptions& options,
                                   const gemm::KernelChoice* fallback = nullptr);
 
 }  // namespace coda::ops::detail

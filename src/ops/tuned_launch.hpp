@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 
 #include "coda/gemm/config.hpp"
 #include "coda/ops/op_key.hpp"
@@ -23,8 +22,9 @@ struct TunedCall {
   // Candidates keep the rule's config: an op whose output layout depends on it
   // (linear_residual_rms's statistics, predicted by linear_residual_rms_stats_layout).
   bool keep_config = false;
-  // Outputs the op also reads (dX under accumulate): saved before the timed runs, restored after.
-  std::vector<TensorView> read_outputs = {};
+  // The output the op also reads (dX under accumulate; none when its data is null): saved before
+  // the timed runs, restored after.
+  TensorView read_output = {};
 };
 
 // Everything the op launches for one kernel choice: every launch after the checks, so that a
