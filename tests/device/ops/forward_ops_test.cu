@@ -85,7 +85,8 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
     const Matrix y64 = ref::silu_mul(linear64(n64, w_gate), linear64(n64, w_up));
     const Matrix x_fw = ref::round_to_bf16(ref::add(linear_framework(a, w_o), r));
     const Matrix n_fw = ref::rms_norm_framework(x_fw, gamma, kEps);
-    const Matrix d_fw = linear_framework(n_fw, w_next), z_fw = linear_framework(n_fw, w_gu);
+    const Matrix d_fw = deferred_norm_framework(d64, linear_framework(n_fw, w_next), s.hidden),
+                 z_fw = deferred_norm_framework(z64, linear_framework(n_fw, w_gu), s.hidden);
     // Hugging Face: act_fn(gate_proj(x)) * up_proj(x), each op rounding to bf16.
     const Matrix y_fw = ref::round_to_bf16(ref::hadamard(
         ref::round_to_bf16(ref::silu(linear_framework(n_fw, w_gate))), linear_framework(n_fw, w_up)));
@@ -266,7 +267,8 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
     const Matrix normed_fw = standard_fw(ref::rms_norm_framework(x, gamma, kEps));
     const Matrix plain64 = standard64(x), plain_fw = standard_fw(x);
     const Matrix pre64 = ref::permute_cols(linear64(ref::rms_norm(x, gamma, kEps), w_qkv), rows);
-    const Matrix pre_fw = ref::permute_cols(linear_framework(ref::rms_norm_framework(x, gamma, kEps), w_qkv), rows);
+    const Matrix pre_fw = deferred_norm_framework(
+        pre64, ref::permute_cols(linear_framework(ref::rms_norm_framework(x, gamma, kEps), w_qkv), rows), s.hidden);
     const Matrix pre_plain64 = ref::permute_cols(linear64(x, w_qkv), rows);
     const Matrix pre_plain_fw = ref::permute_cols(linear_framework(x, w_qkv), rows);
 
