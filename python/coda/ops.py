@@ -119,6 +119,26 @@ def _custom_op(name: str):
     return lambda fn: CodaOp(name, fn)
 
 
+# --- the plain GEMM ---------------------------------------------------------------------------
+@_custom_op("linear")
+def linear(a: Tensor, weight: Tensor) -> Tensor:
+    """D = A·Wᵀ (W in nn.Linear layout) by CODA's GEMM with no epilogue: the mainloop every fused
+    op runs, under the GPU's own kernel table; the yardstick of the fused ops' epilogue cost."""
+    _require_cuda("linear", a=a, weight=weight)
+    if a.stride(-1) != 1 or weight.stride(-1) != 1:
+        raise ValueError(f"coda.linear: a and weight must be row-major (unit column stride), the forward "
+                         f"layout; got strides {a.stride()} and {weight.stride()}")
+    d = _empty(a, a.shape[0], weight.shape[0])
+    ws = _workspace(a, C.gemm_workspace_bytes(view(d), view(a), view(weight)))
+    C.gemm(view(d), view(a), view(weight), ws.data_ptr(), ws.numel(), stream(a))
+    return d
+
+
+@linear.register_fake
+def _(a, weight):
+    return a.new_empty(a.shape[0], weight.shape[0])
+
+
 # --- forward: the residual stream and its statistics -------------------------------------------
 @_custom_op("rms_norm_stats")
 def rms_norm_stats(x: Tensor, norm_weight: Tensor) -> tuple[Tensor, Tensor]:
@@ -447,7 +467,7 @@ def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads,
             pre.new_empty(hd, dtype=f32))
 
 
-ALL_OPS = (rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,
+ALL_OPS = (linear, rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,
            linear_rope, linear_rmsnorm_rope, linear_qknorm_rope, linear_rmsnorm_qknorm_rope,
            linear_cross_entropy, linear_cross_entropy_fwd_bwd, linear_swiglu_bwd, linear_rmsnorm_bwd,
            rope_bwd, qknorm_rope_bwd)

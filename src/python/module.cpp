@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <tuple>
 
+#include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
@@ -126,6 +127,18 @@ NB_MODULE(_C, m) {
               q_heads, kv_heads, head_dim, theta,
               RopeScaling{factor, low_freq_factor, high_freq_factor, original_max_position});
         });
+
+  // --- the plain GEMM (coda/gemm/gemm.hpp): D = A·Wᵀ with no epilogue, the fused ops' yardstick --
+  m.def("gemm_workspace_bytes", [](const TensorView& D, const TensorView& A, const TensorView& W) {
+    return coda::gemm::workspace_bytes(D, A, W);
+  });
+  m.def("gemm", [](const TensorView& D, const TensorView& A, const TensorView& W,
+                   std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
+    coda::gemm::GemmOptions options;
+    options.workspace = reinterpret_cast<void*>(workspace);
+    options.workspace_bytes = workspace_bytes;
+    coda::gemm::gemm(D, A, W, options, as_stream(stream));
+  });
 
   // --- forward ops ---------------------------------------------------------------------------
   m.def("rms_norm_stats", [](const TensorView& H, const TensorView& stats, const TensorView& X,

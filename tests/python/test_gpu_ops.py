@@ -31,6 +31,7 @@ def _samples():
     z, _ = ops.linear_swiglu(a, w_gu, True)
     pre = ops.linear_qknorm_rope(a, w_qkv, pos, freqs, *qk, True)[1]
     return {
+        ops.linear: (a, w),
         ops.rms_norm_stats: (x, nw),
         ops.linear_residual_rms: (a, w, r, nw),
         ops.row_rstd: (h, stats, K, 1e-5),
@@ -57,7 +58,7 @@ def test_every_op_has_a_sample():
     assert set(_samples()) == set(ops.ALL_OPS)
 
 
-@pytest.mark.parametrize("index", range(16))
+@pytest.mark.parametrize("index", range(17))
 def test_opcheck(index):
     from coda import ops
 
@@ -180,3 +181,18 @@ def test_linear_cross_entropy_module_matches_float64():
         err = (g - r).abs().reshape(g.shape[0] if g.dim() else 1, -1).amax(1)
         bound = 2 * (f - r).abs().reshape(err.shape[0], -1).amax(1) + 1e-6
         assert (err <= bound).all(), f"{name}: {int((err > bound).sum())} rows over the contract"
+
+
+def test_linear_matches_float64():
+    """coda.ops.linear, the plain GEMM the benchmarks measure the fused ops against: D = A·Wᵀ
+    against float64 under the contract per row (rows of scale 1e-3 … 1e3), the framework being
+    PyTorch's bf16 matmul; ragged M and K, every shape through the GPU's own kernel choice."""
+    from coda import ops
+
+    for m, n, k in ((1000, 776, 520), (4099, 4096, 1032), (1, 8, 8)):
+        scales = 10.0 ** torch.randint(-3, 4, (m, 1), device="cuda")
+        a, w = (_bf16(m, k) * scales).to(torch.bfloat16), _bf16(n, k, scale=k**-0.5)
+        ref = a.double() @ w.double().t()
+        err = (ops.linear(a, w).double() - ref).abs().amax(1)
+        bound = 2 * ((a @ w.t()).double() - ref).abs().amax(1)
+        assert (err <= bound).all(), f"{m}x{n}x{k}: {int((err > bound).sum())} rows over the contract"

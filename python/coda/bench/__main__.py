@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = {"layer": "coda.bench.layer", "overhead": "coda.bench.overhead"}
+BENCHMARKS = {"layer": "coda.bench.layer", "ops": "coda.bench.ops", "overhead": "coda.bench.overhead"}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Every fused op against its baselines in one process: `python -m coda.bench ops`.
+
+For each op, model and token count, on the same operand sets (rotated the same way by every
+variant, enough of them to overflow the L2), in interleaved rounds (timing.py):
+  coda          the fused op through the Python package
+  torch_matmul  PyTorch's GEMM of the op's shape (cuBLAS): the speed of light of a fused op
+  coda_gemm     CODA's plain GEMM of that shape (the same mainloop without the epilogue;
+                forward-layout ops only)
+  eager         the stock PyTorch computation of the same outputs from the same inputs
+  compile       torch.compile of it (dynamic shapes, default mode)
+Before timing, CODA's outputs and the eager ones are checked against float64 (op_cases.py): a row
+whose check fails is reported as such and its ratios do not count.
+
+M: --tokens (default 16384) and, with --random-tokens, one M drawn uniformly from [4096, 32768]
+(printed and recorded), so that no result rests on a table's exact shape.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from coda.bench import report
+from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
+from coda.bench.timing import Stopwatch, interleaved_rounds
+
+VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile")
+SAMPLED_ROWS = 256
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m coda.bench ops", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="8B", help=f"comma-separated, of {','.join(MODELS)}")
+    p.add_argument("--ops", default="all", help="comma-separated op names (default: all)")
+    p.add_argument("--tokens", default="16384", help="comma-separated M values")
+    p.add_argument("--random-tokens", action="store_true", help="add one M drawn from [4096, 32768]")
+    p.add_argument("--seed", type=int, default=None, help="the draw's seed (default: from the clock)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--out", type=Path, default=Path("bench-out"))
+    return p.parse_args(argv)
+
+
+def _sample_rows(m: int, device) -> torch.Tensor:
+    rows = torch.randperm(m)[: SAMPLED_ROWS - 1]
+    return torch.cat((rows, torch.tensor([m - 1]))).unique().to(device)  # the last row always
+
+
+def check(case: Case, t: Operands, coda_out: tuple, stock_out: tuple) -> dict:
+    """{output: (coda error, stock error, bound)}; the contract holds when error ≤ bound."""
+    coda_std = case.standard(t, coda_out)
+    if case.check is not None:
+        return case.check(t, coda_std, stock_out)
+    rows = _sample_rows(t.m, t.device)
+    ref = case.stock(t.float64_rows(case.inputs, rows), FLOAT64)
+    result = {}
+    for name, got, stock, r in zip(case.outputs, coda_std, stock_out, ref):
+        e_c = float((got[rows].double() - r).abs().max())
+        e_s = float((stock[rows].double() - r).abs().max())
+        result[name] = (e_c, e_s, 2 * e_s)
+    return result
+
+
+def _operand_sets(case: Case, model: Model, m: int, device) -> list[Operands]:
+    """As many sets as make three L2s, at least 2 and at most 8; each made in full by one call of
+    every variant's inputs (the first set's size decides)."""
+    def made():
+        t = Operands(model, m, device)
+        case.coda(t)
+        for name in case.inputs + case.gemm:
+            t[name]
+        return t
+
+    first = made()
+    l2 = torch.cuda.get_device_properties(device).L2_cache_size if device.type == "cuda" else 0
+    count = max(2, min(8, math.ceil(3 * l2 / max(first.nbytes(), 1))))
+    return [first] + [made() for _ in range(count - 1)]
+
+
+def _rotating(sets: list, fn) -> callable:
+    """A timed step that runs fn on the next set each time (every variant rotates the same way)."""
+    state = {"i": 0}
+
+    def step(watch: Stopwatch) -> None:
+        item = sets[state["i"] % len(sets)]
+        state["i"] += 1
+        with watch.region():
+            fn(item)
+
+    return step
+
+
+def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch: Stopwatch, device) -> dict:
+    model = MODELS[model_name]
+    sets = _operand_sets(case, model, m, device)
+    inputs = [{n: t[n] for n in case.inputs} for t in sets]
+    gemm_ab = [(t[case.gemm[0]], t[case.gemm[1]]) for t in sets]
+    a, w = gemm_ab[0]
+    mnk = [a.shape[0], w.shape[1] if case.dgrad else w.shape[0], a.shape[1]]
+
+    stock_out = case.stock(inputs[0], PYTORCH)
+    checks = check(case, sets[0], case.coda(sets[0]), stock_out)
+    del stock_out
+    passed = all(err <= bound for err, _, bound in checks.values())
+
+    from coda import ops
+
+    steps = {
+        "coda": _rotating(sets, case.coda),
+        "torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
+        "eager": _rotating(inputs, lambda i: case.stock(i, PYTORCH)),
+        "compile": _rotating(inputs, compiled_stock),
+    }
+    if not case.dgrad:
+        steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
+    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+    times = {v: result.median_ms(v) for v in VARIANTS}
+    ratio = lambda x, y: times[x] / times[y] if times[x] and times[y] else None  # noqa: E731
+    row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
+           "coda_ms": times["coda"], "baseline": {v: times[v] for v in VARIANTS[1:]},
+           "ratios": {"coda/torch_matmul": ratio("coda", "torch_matmul"),
+                      "coda/coda_gemm": ratio("coda", "coda_gemm"),
+                      "coda_gemm/torch_matmul": ratio("coda_gemm", "torch_matmul"),
+                      "coda/compile": ratio("coda", "compile"), "coda/eager": ratio("coda", "eager")},
+           "rounds_ms": result.round_medians_ms, "errors": result.errors,
+           "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
+           "check_passed": passed}
+    del sets, inputs, gemm_ab
+    torch.cuda.empty_cache()
+    return row
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| op | model | M | coda ms | torch matmul ms | coda / matmul | coda / coda gemm | "
+             "coda gemm / matmul | coda / compile | coda / eager | check |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        q = r["ratios"]
+        verdict = "ok" if r["check_passed"] else "**FAILED**: " + ", ".join(
+            k for k, v in r["check"].items() if v["coda_err"] > v["bound"])
+        lines.append(f"| {r['name']} | {r['shape']} | {r['M']} | {_fmt(r['coda_ms'])} | "
+                     f"{_fmt(r['baseline']['torch_matmul'])} | {_fmt(q['coda/torch_matmul'])} | "
+                     f"{_fmt(q['coda/coda_gemm'])} | {_fmt(q['coda_gemm/torch_matmul'])} | "
+                     f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | {verdict} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print("coda.bench ops: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    # Every case compiles its own stock function (some share code objects): no silent fall back to
+    # eager after the default 8 recompilations of one code object.
+    torch._dynamo.config.cache_size_limit = 256
+    tokens = [int(x) for x in args.tokens.split(",") if x]
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    if args.random_tokens:
+        tokens.append(random.Random(seed).randint(4096, 32768))
+        print(f"random M = {tokens[-1]} (--seed {seed})", flush=True)
+    torch.manual_seed(seed)
+    watch = Stopwatch(device)
+    rows = []
+    for model_name in args.models.split(","):
+        for case in cases(MODELS[model_name]):
+            if args.ops != "all" and case.name not in args.ops.split(","):
+                continue
+            compiled_stock = compiled(case)  # once per op: dynamic shapes serve every M
+            for m in tokens:
+                row = bench_case(case, compiled_stock, model_name, m, args, watch, device)
+                rows.append(row)
+                print(table([row]).splitlines()[-1], flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "ops", *argv], rounds=args.rounds,
+                                   iters=args.iters, warmup=args.warmup, seed=seed, tokens=tokens,
+                                   sampled_rows=SAMPLED_ROWS)
+    report.write_json(args.out / "ops.json", metadata, rows)
+    (args.out / "ops.md").write_text(table(rows) + "\n")
+    print(table(rows))
+    return 0 if all(r["check_passed"] and not r["errors"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

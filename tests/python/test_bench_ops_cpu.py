@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The op benchmark's own correctness, on the CPU (`python -m coda.bench ops` itself needs a GPU):
+its float64 reference computes what its PyTorch baseline computes, and its output check passes an
+output with the baseline's own error and refuses one with a larger error."""
+import dataclasses
+
+import pytest
+import torch
+
+from coda.bench.op_cases import FLOAT64, PYTORCH, Model, Operands, cases
+from coda.bench.ops import check
+
+TINY = Model(hidden=64, q_heads=4, kv_heads=2, head_dim=16, ffn=96, vocab=300)
+M = 200
+NAMES = [c.name for c in cases(TINY)]
+
+
+def _case(name):
+    return next(c for c in cases(TINY) if c.name == name)
+
+
+def _operands(case):
+    torch.manual_seed(0)
+    t = Operands(TINY, M, torch.device("cpu"))
+    return t, {n: t[n] for n in case.inputs}
+
+
+def _stock_as_coda(case, offset: float):
+    """The case with CODA replaced by the baseline itself, every output moved by `offset` times
+    its largest value (already in the standard layout)."""
+    def coda(t):
+        outs = case.stock({n: t[n] for n in case.inputs}, PYTORCH)
+        return tuple(o + offset * o.abs().max() if o.is_floating_point() else o for o in outs)
+
+    return dataclasses.replace(case, coda=coda, standard=lambda t, o: o)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "cross_entropy" not in n])
+def test_reference_computes_what_the_baseline_computes(name):
+    case = _case(name)
+    t, inputs = _operands(case)
+    rows = torch.arange(M)
+    ref = case.stock(t.float64_rows(case.inputs, rows), FLOAT64)
+    for label, got, want in zip(case.outputs, case.stock(inputs, PYTORCH), ref):
+        assert got.shape == want.shape, label
+        err = (got.double() - want).abs().max()
+        assert err <= 0.05 * want.abs().max(), f"{name} {label}: bf16 and float64 differ by {float(err)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_check_passes_the_baselines_own_error(name):
+    case = _stock_as_coda(_case(name), 0.0)
+    t, inputs = _operands(case)
+    result = check(case, t, case.coda(t), case.stock(inputs, PYTORCH))
+    assert set(result) and all(err <= bound for err, _, bound in result.values()), result
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_check_refuses_a_larger_error(name):
+    case = _stock_as_coda(_case(name), 0.05)
+    t, inputs = _operands(case)
+    result = check(case, t, case.coda(t), case.stock(inputs, PYTORCH))
+    assert any(err > bound for err, _, bound in result.values()), result
