@@ -8,6 +8,9 @@
 #   scripts/device-run.sh pytest     install, then the Python GPU tests (parity, opcheck, compile,
 #                                    CUDA graphs), a missing GPU failing them; then the layer
 #                                    parity tests again with the autotuner on (CODA_TUNE=1)
+#   scripts/device-run.sh ops-py     install, then every fused op against torch.matmul, CODA's plain
+#                                    GEMM, eager and torch.compile in one process, outputs
+#                                    checked first (python -m coda.bench ops, OPS_ARGS)
 #   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
 #                                    LAYER_ARGS; Liger from the carried .whl/)
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
@@ -68,6 +71,11 @@ case "$mode" in
     tuned=$?
     [ $rc -ne 0 ] || rc=$tuned
     exit $rc ;;
+  ops-py)  # the op benchmark of record (docs/benchmarks.md §2.1), e.g. OPS_ARGS="--models 8B"
+    install_package
+    (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench ops --out "$out" \
+      ${OPS_ARGS:---models 1B,8B,70B --random-tokens})
+    exit $? ;;
   layer)
     install_package
     if ls .whl/liger_kernel-*.whl > /dev/null 2>&1; then

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,19 +125,30 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
         steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
     times = {v: result.median_ms(v) for v in VARIANTS}
-    ratio = lambda x, y: times[x] / times[y] if times[x] and times[y] else None  # noqa: E731
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
            "coda_ms": times["coda"], "baseline": {v: times[v] for v in VARIANTS[1:]},
-           "ratios": {"coda/torch_matmul": ratio("coda", "torch_matmul"),
-                      "coda/coda_gemm": ratio("coda", "coda_gemm"),
-                      "coda_gemm/torch_matmul": ratio("coda_gemm", "torch_matmul"),
-                      "coda/compile": ratio("coda", "compile"), "coda/eager": ratio("coda", "eager")},
+           "ratios": ratios(result.round_medians_ms, result.errors),
            "rounds_ms": result.round_medians_ms, "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
            "check_passed": passed}
     del sets, inputs, gemm_ab
     torch.cuda.empty_cache()
     return row
+
+
+RATIOS = (("coda", "torch_matmul"), ("coda", "coda_gemm"), ("coda_gemm", "torch_matmul"), ("coda", "compile"),
+          ("coda", "eager"))
+
+
+def ratios(rounds_ms: dict[str, list[float]], errors: dict[str, str]) -> dict[str, float | None]:
+    """x/y as the median of per-round ratios (the variants of one round ran under nearly the same
+    clock, docs/benchmarks.md §3); None where either variant failed."""
+    out = {}
+    for x, y in RATIOS:
+        a, b = rounds_ms.get(x), rounds_ms.get(y)
+        ok = a and b and len(a) == len(b) and x not in errors and y not in errors
+        out[f"{x}/{y}"] = statistics.median(p / q for p, q in zip(a, b)) if ok else None
+    return out
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
