@@ -3,7 +3,9 @@
 // GEMM of the same shape (the speed of light) and CODA's plain GEMM, in the same process,
 // interleaved rounds. Shapes: the
 // Llama-3 1B/8B/70B projections each op replaces at M tokens, and the paper's square shapes
-// sq2048/sq4096/sq8192 (M = N = K).
+// sq2048/sq4096/sq8192 (M = N = K). linear_bias_gelu(_bwd), the GPT-2 / BERT MLP, runs at N = 4 ·
+// hidden of each model's hidden width.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/op_key.hpp"
 #include "coda/ops/linear_norm.hpp"
@@ -59,14 +62,16 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
             const Model& model, const BenchArgs& args, cublasHandle_t handle, cudaStream_t stream,
             std::string* tune_out = nullptr) {
   // Backward ops run in dgrad GEMMs (dY = dOut · W: A K-major, B N-major); n = F, k = hidden.
-  const bool bwd = op == "linear_swiglu_bwd" || op == "linear_rmsnorm_bwd";
+  const bool bwd =
+      op == "linear_swiglu_bwd" || op == "linear_rmsnorm_bwd" || op == "linear_bias_gelu_bwd";
   const GemmShape shape{shape_name, op, bwd ? "dgrad" : "fwd",
                         bwd ? gemm::OperandLayout::kAkBn : gemm::OperandLayout::kAkBk, m, n, k};
   OperandSets ops(shape, 256u << 20);
   const std::size_t mn = std::size_t(m) * n;
   DeviceAlloc z(bwd ? 4 * mn : 16), dz(bwd ? 4 * mn : 16), zdz(std::size_t(m) * 4), dw(std::size_t(n) * 4),
-      bwd_workspace(bwd ? std::max(ops::linear_swiglu_bwd_workspace_bytes(m, n),
-                                   ops::linear_rmsnorm_bwd_workspace_bytes(m, n))
+      bwd_workspace(bwd ? std::max({ops::linear_swiglu_bwd_workspace_bytes(m, n),
+                                    ops::linear_rmsnorm_bwd_workspace_bytes(m, n),
+                                    ops::linear_bias_gelu_bwd_workspace_bytes(m, n)})
                         : 16);
   DeviceAlloc extra(mn * 2), residual(mn * 2), weight(std::size_t(n) * 2),
       stats_buf(ops::norm_stats_floats(m, std::max(n, k)) * 4), positions(std::size_t(m) * 4),
@@ -161,6 +166,16 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
       ops::linear_rmsnorm_qknorm_rope(ops.d(i), matrix(extra, m, n), ops.a(i), ops.b(i), stats,
                                       1e-5f, pos, fr, qk_norm, stream, o);
     };
+  else if (op == "linear_bias_gelu")  // bias b[n] in `weight`
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_bias_gelu(ops.d(i), TensorView{}, ops.a(i), ops.b(i),
+                            vector_view(weight, n, DType::kBF16), stream, o);
+    };
+  else if (op == "linear_bias_gelu_save_pre")  // training: the pre-activation kept for the backward
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_bias_gelu(ops.d(i), matrix(extra, m, n), ops.a(i), ops.b(i),
+                            vector_view(weight, n, DType::kBF16), stream, o);
+    };
   else if (op == "linear_swiglu_bwd")
     op_run = [&](int i, const ops::OpOptions& o) {
       // ops.b(i) is W_down [hidden, F] seen as the GEMM's N-major B.
@@ -178,6 +193,14 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
                               ops.a(i), TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
                               saved, vector_view(zdz, m, DType::kF32), bwd_workspace.get(),
                               ops::linear_rmsnorm_bwd_workspace_bytes(m, n), {}, stream, o);
+    };
+  else if (op == "linear_bias_gelu_bwd")
+    op_run = [&](int i, const ops::OpOptions& o) {
+      // dP = (dOut [M, k] · W_down [k, n]) ⊙ gelu'(Pre), Pre in `extra`; ∂b into `dw`.
+      ops::linear_bias_gelu_bwd(ops.d(i), vector_view(dw, n, DType::kF32), ops.a(i),
+                                TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
+                                matrix(extra, m, n), bwd_workspace.get(),
+                                ops::linear_bias_gelu_bwd_workspace_bytes(m, n), stream, o);
     };
   else
     throw Error("coda-bench ops: unknown op " + op);
@@ -377,6 +400,8 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
       add("linear_swiglu_bwd", md.name, m, md.ffn, md.hidden, md, tune_out);
       // The MLP norm's backward in the gate/up dgrad: dZ [M, 2F] · W_gu [2F, hidden].
       add("linear_rmsnorm_bwd", md.name, m, md.hidden, 2 * md.ffn, md, tune_out);
+      // A GELU MLP's down-projection dgrad: dOut [M, hidden] · W_down [hidden, 4 · hidden].
+      add("linear_bias_gelu_bwd", md.name, m, 4 * md.hidden, md.hidden, md, tune_out);
       if (!tune) {
         for (const char* op : {"rope_bwd", "qknorm_rope_bwd"})
           if (selected(args.ops, op)) rows.push_back(measure_rope_bwd(op, md.name, m, md, args, stream));
@@ -399,6 +424,8 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     add("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_rmsnorm_qknorm_rope_save_pre", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_cross_entropy", md.name, m, 128256, md.hidden, md, tune_out);
+    add("linear_bias_gelu", md.name, m, 4 * md.hidden, md.hidden, md, tune_out);
+    add("linear_bias_gelu_save_pre", md.name, m, 4 * md.hidden, md.hidden, md, tune_out);
   }
   for (int s : {2048, 4096, 8192}) {
     const std::string name = "sq" + std::to_string(s);
@@ -407,11 +434,13 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     if (bwd) {
       add("linear_swiglu_bwd", name, s, s, s, sq, tune_out);
       add("linear_rmsnorm_bwd", name, s, s, s, sq, tune_out);
+      add("linear_bias_gelu_bwd", name, s, s, s, sq, tune_out);
       continue;
     }
     for (const char* op : {"linear_residual_rms", "linear_rmsnorm", "linear_swiglu",
                            "linear_rmsnorm_swiglu", "linear_rope", "linear_rmsnorm_rope",
-                           "linear_qknorm_rope", "linear_rmsnorm_qknorm_rope"})
+                           "linear_qknorm_rope", "linear_rmsnorm_qknorm_rope", "linear_bias_gelu",
+                           "linear_bias_gelu_save_pre"})
       add(op, name, s, s, s, sq, tune_out);
   }
 

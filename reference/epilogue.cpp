@@ -30,6 +30,23 @@ Matrix silu(const Matrix& x) { return map(x, [](double a) { return a / (1.0 + st
 Matrix gelu(const Matrix& x) {
   return map(x, [](double a) { return 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0))); });
 }
+namespace {
+const double kSqrt2OverPi = std::sqrt(2.0 / std::acos(-1.0)), kGeluKappa = 0.044715;
+}  // namespace
+Matrix gelu_tanh(const Matrix& x) {
+  return map(x, [](double a) {
+    return 0.5 * a * (1.0 + std::tanh(kSqrt2OverPi * (a + kGeluKappa * a * a * a)));
+  });
+}
+Matrix gelu_tanh_backward(const Matrix& x, const Matrix& dy) {
+  Matrix out(x.rows, x.cols);
+  for (std::size_t i = 0; i < x.v.size(); ++i) {
+    const double a = x.v[i], t = std::tanh(kSqrt2OverPi * (a + kGeluKappa * a * a * a));
+    const double inner = kSqrt2OverPi * (1.0 + 3.0 * kGeluKappa * a * a);
+    out.v[i] = dy.v[i] * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * inner);
+  }
+  return out;
+}
 Matrix round_to_bf16(const Matrix& x) {
   return map(x, [](double a) { return double(ref::round_to_bf16(float(a))); });
 }

@@ -23,6 +23,12 @@ Matrix add(const Matrix& x, const Matrix& y);
 Matrix scale(const Matrix& x, double alpha);
 Matrix silu(const Matrix& x);
 Matrix gelu(const Matrix& x);  // erf form: x · Φ(x)
+// The tanh form (PyTorch's approximate="tanh"): 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))).
+Matrix gelu_tanh(const Matrix& x);
+// Its backward for the upstream gradient dy, written from the tanh form as PyTorch's
+// GeluBackward writes it: dy · (0.5 · (1 + t) + 0.5 · x · (1 − t²) · √(2/π) · (1 + 3 · 0.044715 · x²)),
+// t = tanh(√(2/π) · (x + 0.044715 · x³)).
+Matrix gelu_tanh_backward(const Matrix& x, const Matrix& dy);
 Matrix round_to_bf16(const Matrix& x);
 // Family 1, column pairs (2j, 2j+1) of an M × N matrix, N even:
 // RoPE, +θ convention: θ = 2π · positions[m] · turns[j]; (x0, x1) → (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ).

@@ -53,7 +53,9 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate",
                      "WeightGradAccumulate": "weight_grad_accumulate",
                      "QkNormRopeSavePre": "qk_norm_rope_save_pre",
-                     "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre"}
+                     "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre",
+                     "BiasGelu": "bias_gelu", "BiasGeluSavePre": "bias_gelu_save_pre",
+                     "BiasGeluBwd": "bias_gelu_bwd"}
 # The example programs: compositions no op uses, run by tests/device/epilogue and `coda-bench
 # epilogue`. Their units go to <out>/examples/, built into the coda_examples library, not libcoda
 # (src/epilogue/example_launchers.hpp).
@@ -65,7 +67,7 @@ EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
 # The operand layout a program is compiled for (config.hpp): the forward's unless listed. Backward
 # programs run in dgrad GEMMs (dY = dOut · W with W in nn.Linear layout).
 PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn", "RmsNormBwd": "AkBn", "RmsNormBwdAccumulate": "AkBn",
-                   "WeightGradAccumulate": "AmBn"}
+                   "BiasGeluBwd": "AkBn", "WeightGradAccumulate": "AmBn"}
 # Programs with an fp32 D (weight gradients accumulated across chunks), in the Cooperative config
 # only (the plain fp32 GEMMs' config); the rest write bf16 D in both EPILOGUE_CONFIGS.
 F32_D_PROGRAMS = {"WeightGradAccumulate"}

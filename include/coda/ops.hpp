@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Every public CODA op, for C++ users: the fused forward and backward ops of a Llama-style block,
-// the weight layouts they read, their options, the op keys and the autotuner. Host-visible: no
-// CUTLASS or device code.
+// Every public CODA op, for C++ users: the fused forward and backward ops of a Llama-style block
+// and of a GPT-2 / BERT MLP (linear_bias_gelu), the weight layouts they read, their options, the
+// op keys and the autotuner. Host-visible: no CUTLASS or device code.
 #pragma once
 
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"

@@ -57,7 +57,7 @@ def set_autotune(on: bool) -> None:
 
 # The 1-D arguments, by name; every other tensor argument is a matrix.
 _VECTORS = frozenset({"norm_weight", "stats", "positions", "frequencies", "q_norm_weight", "k_norm_weight",
-                      "targets", "zdz"})
+                      "targets", "zdz", "bias"})
 
 
 def _require_cuda(op: str, **tensors: Optional[Tensor]) -> None:
@@ -252,6 +252,24 @@ def _(h, w_gate_up, stats, stats_k, eps, save_z):
     return h.new_empty(m, f2) if save_z else h.new_empty(0), h.new_empty(m, f2 // 2)
 
 
+@_custom_op("linear_bias_gelu")
+def linear_bias_gelu(x: Tensor, weight: Tensor, bias: Tensor, save_pre: bool) -> tuple[Tensor, Tensor]:
+    """(Pre = X·Wᵀ + b, empty unless save_pre; Y = GELU_tanh(X·Wᵀ + b)): F.gelu(F.linear(x, weight,
+    bias), approximate="tanh") in one GEMM."""
+    _require_cuda("linear_bias_gelu", x=x, weight=weight, bias=bias)
+    m, n = x.shape[0], weight.shape[0]
+    pre = _empty(x, m, n) if save_pre else _empty(x, 0)
+    y = _empty(x, m, n)
+    C.linear_bias_gelu(view(y), view(pre if save_pre else None), view(x), view(weight), view(bias), stream(x))
+    return pre, y
+
+
+@linear_bias_gelu.register_fake
+def _(x, weight, bias, save_pre):
+    m, n = x.shape[0], weight.shape[0]
+    return x.new_empty(m, n) if save_pre else x.new_empty(0), x.new_empty(m, n)
+
+
 @_custom_op("linear_rope")
 def linear_rope(a: Tensor, w_qkv: Tensor, positions: Tensor, frequencies: Tensor) -> Tensor:
     """QKV = RoPE(A·W_qkvᵀ) on adjacent pairs (W_q, W_k rows permuted per head)."""
@@ -400,6 +418,25 @@ def _(d_out, w_down, z):
     return z.new_empty(m, 2 * f), z.new_empty(m, f), z.new_empty(m, dtype=torch.float32)
 
 
+@_custom_op("linear_bias_gelu_bwd")
+def linear_bias_gelu_bwd(d_out: Tensor, w_down: Tensor, pre: Tensor) -> tuple[Tensor, Tensor]:
+    """GELU_tanh backward in the next linear's dgrad: (dPre = (dOut·W_down) ⊙ GELU_tanh'(Pre),
+    ∂b = Σ_rows dPre in fp32)."""
+    _require_cuda("linear_bias_gelu_bwd", d_out=d_out, w_down=w_down, pre=pre)
+    m, n = d_out.shape[0], w_down.shape[1]
+    d_pre, d_bias = _empty(pre, m, n), _empty(pre, n, dtype=torch.float32)
+    ws = _workspace(pre, C.linear_bias_gelu_bwd_workspace_bytes(m, n))
+    C.linear_bias_gelu_bwd(view(d_pre), view(d_bias), view(d_out), view(w_down), view(pre), ws.data_ptr(),
+                           ws.numel(), stream(pre))
+    return d_pre, d_bias
+
+
+@linear_bias_gelu_bwd.register_fake
+def _(d_out, w_down, pre):
+    m, n = d_out.shape[0], w_down.shape[1]
+    return pre.new_empty(m, n), pre.new_empty(n, dtype=torch.float32)
+
+
 @_custom_op("linear_rmsnorm_bwd")
 def linear_rmsnorm_bwd(dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, stats_k: int,
                        norm_weight: Tensor, eps: float, zdz: Tensor,
@@ -470,4 +507,4 @@ def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads,
 ALL_OPS = (linear, rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,
            linear_rope, linear_rmsnorm_rope, linear_qknorm_rope, linear_rmsnorm_qknorm_rope,
            linear_cross_entropy, linear_cross_entropy_fwd_bwd, linear_swiglu_bwd, linear_rmsnorm_bwd,
-           rope_bwd, qknorm_rope_bwd)
+           rope_bwd, qknorm_rope_bwd, linear_bias_gelu, linear_bias_gelu_bwd)

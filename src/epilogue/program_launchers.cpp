@@ -4,6 +4,7 @@
 #include "coda/epilogue/program_launchers.hpp"
 
 #include <string>
+#include <type_traits>
 
 #include "program_launch.hpp"
 
@@ -176,6 +177,38 @@ void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const 
           {params.qk.qk.k_norm_weight, "params.qk.qk.k_norm_weight"},
           {params.qk.pre, "params.qk.pre"}});
 }
+
+template <class Params>
+void bias_gelu(const TensorView& D, const TensorView& A, const TensorView& B, const Params& p,
+               gemm::KernelChoice choice, cudaStream_t stream) {
+  constexpr bool kForward = std::is_base_of_v<BiasGeluParams, Params>;
+  constexpr bool kPre = !std::is_same_v<Params, BiasGeluParams>;
+  const char* where = !kForward ? "coda::epilogue::bias_gelu_bwd"
+                      : kPre    ? "coda::epilogue::bias_gelu_save_pre"
+                                : "coda::epilogue::bias_gelu";
+  // Each program's own pointers: the bias, the saved pre-activation tile, the ∂b partials.
+  const void *bias = nullptr, *pre = nullptr, *partials = nullptr;
+  if constexpr (kForward) {
+    require_aligned(p.bias, where, "params.bias", 16);
+    bias = p.bias;
+  }
+  if constexpr (kPre) {
+    require_tile(p.pre, p.pre_stride, D.shape[1], where, "params.pre");
+    pre = p.pre;
+  }
+  if constexpr (!kForward) {
+    require_aligned(p.dbias_partials, where, "params.dbias_partials", 16);
+    partials = p.dbias_partials;
+  }
+  launch(where, D, A, B, p, choice, stream,
+         {{bias, "params.bias"}, {pre, "params.pre"}, {partials, "params.dbias_partials"}});
+}
+template void bias_gelu(const TensorView&, const TensorView&, const TensorView&,
+                        const BiasGeluParams&, gemm::KernelChoice, cudaStream_t);
+template void bias_gelu(const TensorView&, const TensorView&, const TensorView&,
+                        const BiasGeluSavePreParams&, gemm::KernelChoice, cudaStream_t);
+template void bias_gelu(const TensorView&, const TensorView&, const TensorView&,
+                        const BiasGeluBwdParams&, gemm::KernelChoice, cudaStream_t);
 
 void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,

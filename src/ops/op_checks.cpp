@@ -48,17 +48,44 @@ void require_vector(const ArgCheck& check, const TensorView& t, const char* name
   check.same_device(t, name, device);
 }
 
+namespace {
+// Two matrices, both present and of rank 2, before their extents are compared.
+void require_two_matrices(const ArgCheck& check, const TensorView& a, const char* a_name,
+                          const TensorView& b, const char* b_name) {
+  check.not_null(a, a_name);
+  check.rank_is(a, a_name, 2);
+  check.not_null(b, b_name);
+  check.rank_is(b, b_name, 2);
+}
+}  // namespace
+
 LinearShape require_linear(const ArgCheck& check, const TensorView& A, const char* a_name,
                            const TensorView& W, const char* w_name) {
-  check.not_null(A, a_name);
-  check.rank_is(A, a_name, 2);
-  check.not_null(W, w_name);
-  check.rank_is(W, w_name, 2);
+  require_two_matrices(check, A, a_name, W, w_name);
   check.dim_is(W, w_name, 1, A.shape[1], "K (the input's dim 1)");
   const LinearShape s{A.shape[0], W.shape[0], A.shape[1]};
   require_bf16_matrix(check, A, a_name, s.m, s.k, A.device);
   require_bf16_matrix(check, W, w_name, s.n, s.k, A.device);
   return s;
+}
+
+LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, const char* dy_name,
+                                 const TensorView& W, const char* w_name) {
+  require_two_matrices(check, dY, dy_name, W, w_name);
+  check.dim_is(W, w_name, 0, dY.shape[1], (std::string(dy_name) + "'s columns").c_str());
+  const LinearShape s{dY.shape[0], W.shape[1], dY.shape[1]};
+  require_bf16_matrix(check, dY, dy_name, s.m, s.k, dY.device);
+  require_bf16_matrix(check, W, w_name, s.k, s.n, dY.device);
+  return s;
+}
+
+gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k) {
+  gemm::KernelChoice c =
+      gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+  if (c.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
+    c.config = gemm::TileConfig::kCoop128x256Cluster2x1;
+  c.decomposition = gemm::Decomposition::kHeuristic;
+  return c;
 }
 
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,

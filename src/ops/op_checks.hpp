@@ -33,6 +33,15 @@ struct LinearShape {
 };
 LinearShape require_linear(const ArgCheck& check, const TensorView& A, const char* a_name,
                            const TensorView& W, const char* w_name);
+// A dgrad GEMM's operands: the gradient dY [M, D] of a linear's output and that linear's weight
+// W [D, N] (nn.Linear layout), both bf16 with contiguous rows. Returns the GEMM's M × N × K
+// (K = D); the GEMM reads W as the N-major B (TensorView::matrix_col_major).
+LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, const char* dy_name,
+                                 const TensorView& W, const char* w_name);
+// The plain dgrad GEMM's kernel at M × N × K mapped onto the programs' configs (Pingpong stays
+// Pingpong, the rest Cooperative 128×256 2×1, heuristic decomposition): the program_choice
+// fallback of an op in a dgrad GEMM.
+gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);

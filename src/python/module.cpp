@@ -15,6 +15,7 @@
 
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -114,6 +115,7 @@ NB_MODULE(_C, m) {
   });
   m.def("linear_swiglu_bwd_workspace_bytes", &linear_swiglu_bwd_workspace_bytes);
   m.def("linear_rmsnorm_bwd_workspace_bytes", &linear_rmsnorm_bwd_workspace_bytes);
+  m.def("linear_bias_gelu_bwd_workspace_bytes", &linear_bias_gelu_bwd_workspace_bytes);
   m.def("qknorm_rope_bwd_workspace_bytes", &qknorm_rope_bwd_workspace_bytes);
   m.def("linear_cross_entropy_workspace_bytes", &linear_cross_entropy_workspace_bytes);
   m.def("linear_cross_entropy_fwd_bwd_workspace_bytes",
@@ -169,6 +171,10 @@ NB_MODULE(_C, m) {
     linear_rmsnorm_swiglu(
         Z, Y, H, W, stats_of("linear_rmsnorm_swiglu", stats, tiles, padded, H, int(H.shape[1])),
         eps, as_stream(stream));
+  });
+  m.def("linear_bias_gelu", [](const TensorView& Y, const TensorView& Pre, const TensorView& X,
+                               const TensorView& W, const TensorView& bias, std::uintptr_t stream) {
+    linear_bias_gelu(Y, Pre, X, W, bias, as_stream(stream));
   });
   m.def("linear_rope",
         [](const TensorView& QKV, const TensorView& A, const TensorView& W,
@@ -231,6 +237,13 @@ NB_MODULE(_C, m) {
            std::size_t workspace_bytes, std::uintptr_t stream) {
           linear_swiglu_bwd(dZ, Y, zdz, dOut, W_down, Z, as_ptr(workspace), workspace_bytes,
                             as_stream(stream));
+        });
+  m.def("linear_bias_gelu_bwd",
+        [](const TensorView& dPre, const TensorView& dbias, const TensorView& dOut,
+           const TensorView& W_down, const TensorView& Pre, std::uintptr_t workspace,
+           std::size_t workspace_bytes, std::uintptr_t stream) {
+          linear_bias_gelu_bwd(dPre, dbias, dOut, W_down, Pre, as_ptr(workspace), workspace_bytes,
+                               as_stream(stream));
         });
   m.def("linear_rmsnorm_bwd",
         [](const TensorView& dX, bool accumulate, const TensorView& N, const TensorView& dw,

@@ -29,6 +29,8 @@ def _samples():
     targets = torch.randint(0, VOCAB, (M,), device="cuda")
     w_lm = _bf16(VOCAB, K, scale=K**-0.5)
     z, _ = ops.linear_swiglu(a, w_gu, True)
+    w_up, b_up = _bf16(FFN, K, scale=K**-0.5), _bf16(FFN, scale=0.5)
+    gelu_pre, _ = ops.linear_bias_gelu(a, w_up, b_up, True)
     pre = ops.linear_qknorm_rope(a, w_qkv, pos, freqs, *qk, True)[1]
     return {
         ops.linear: (a, w),
@@ -49,6 +51,8 @@ def _samples():
                                  torch.randn(M, device="cuda"), _bf16(M, K)),
         ops.rope_bwd: (_bf16(M, N_QKV), _bf16(M, N_QKV), pos, freqs),
         ops.qknorm_rope_bwd: (pre, _bf16(M, N_QKV), pos, freqs, *qk),
+        ops.linear_bias_gelu: (a, w_up, b_up, True),
+        ops.linear_bias_gelu_bwd: (_bf16(M, K), _bf16(K, FFN, scale=FFN**-0.5), gelu_pre),
     }
 
 
@@ -58,7 +62,7 @@ def test_every_op_has_a_sample():
     assert set(_samples()) == set(ops.ALL_OPS)
 
 
-@pytest.mark.parametrize("index", range(17))
+@pytest.mark.parametrize("index", range(19))
 def test_opcheck(index):
     from coda import ops
 
@@ -196,3 +200,65 @@ def test_linear_matches_float64():
         err = (ops.linear(a, w).double() - ref).abs().amax(1)
         bound = 2 * ((a @ w.t()).double() - ref).abs().amax(1)
         assert (err <= bound).all(), f"{m}x{n}x{k}: {int((err > bound).sum())} rows over the contract"
+
+
+def _meets_contract_per_row(got, fw, ref, what):
+    """max |got − ref64| ≤ 2 · max |framework − ref64| + 1e-6 in each row (a vector: one row)."""
+    err = (got.double() - ref).abs().reshape(got.shape[0] if got.dim() > 1 else 1, -1).amax(1)
+    bound = 2 * (fw.double() - ref).abs().reshape(err.shape[0], -1).amax(1) + 1e-6
+    assert (err <= bound).all(), f"{what}: {int((err > bound).sum())} of {err.shape[0]} rows over the contract"
+
+
+@pytest.mark.parametrize("save_pre", [True, False])
+def test_linear_bias_gelu_matches_float64(save_pre):
+    """linear_bias_gelu against F.gelu(F.linear(x, w, b), approximate="tanh") in float64 under the
+    contract per row, the framework being the same call in bf16 (Pre against F.linear); ragged
+    M and N, rows of x of scale 1 and 30 (GELU saturated); then linear_bias_gelu_bwd on the saved Pre
+    against float64 autograd of F.linear(F.gelu(pre, approximate="tanh"), w_down) (∂pre, and ∂b =
+    Σ_rows ∂pre), the framework being bf16 autograd (∂b summed from its bf16 ∂pre)."""
+    import torch.nn.functional as F
+
+    from coda import ops
+
+    m, k, n, d = 1000, 520, 776, 264
+    x = _bf16(m, k)
+    x[1::2] = (x[1::2].float() * 30).to(torch.bfloat16)
+    w, b = _bf16(n, k, scale=k**-0.5), _bf16(n, scale=0.5)
+    pre, y = ops.linear_bias_gelu(x, w, b, save_pre)
+    ref_pre = F.linear(x.double(), w.double(), b.double())
+    fw_pre = F.linear(x, w, b)
+    _meets_contract_per_row(y, F.gelu(fw_pre, approximate="tanh"), F.gelu(ref_pre, approximate="tanh"), "Y")
+    if not save_pre:
+        assert pre.numel() == 0
+        return
+    _meets_contract_per_row(pre, fw_pre, ref_pre, "Pre")
+    assert torch.equal(y, ops.linear_bias_gelu(x, w, b, False)[1]), "Y without Pre: other bits"
+
+    d_out, w_down = _bf16(m, d), _bf16(d, n, scale=n**-0.5)
+    d_pre, d_bias = ops.linear_bias_gelu_bwd(d_out, w_down, pre)
+    assert d_bias.dtype == torch.float32
+
+    def autograd(p, wd, dout):
+        p = p.detach().clone().requires_grad_(True)
+        F.linear(F.gelu(p, approximate="tanh"), wd).backward(dout)
+        return p.grad
+
+    ref = autograd(pre.double(), w_down.double(), d_out.double())
+    fw = autograd(pre, w_down, d_out)
+    _meets_contract_per_row(d_pre, fw, ref, "dPre")
+    _meets_contract_per_row(d_bias, fw.double().sum(0), ref.sum(0), "dbias")
+
+
+def test_linear_bias_gelu_nan_in_nan_out():
+    """NaN in one row of x: that row of Pre, Y and dPre is NaN, the others finite; every column of
+    ∂b is NaN (each sums that row)."""
+    from coda import ops
+
+    x, w, b = _bf16(M, K), _bf16(FFN, K, scale=K**-0.5), _bf16(FFN, scale=0.5)
+    x[7, 3] = float("nan")
+    pre, y = ops.linear_bias_gelu(x, w, b, True)
+    for t in (pre, y):
+        assert torch.isnan(t[7]).all() and torch.isfinite(t[8]).all()
+    d_pre, d_bias = ops.linear_bias_gelu_bwd(_bf16(M, K), _bf16(K, FFN, scale=FFN**-0.5), pre)
+    assert torch.isnan(d_pre[7]).all() and torch.isfinite(d_pre[8]).all()
+    assert torch.isnan(d_bias).all()

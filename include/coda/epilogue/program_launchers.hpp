@@ -50,6 +50,14 @@ void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const 
                                 const RstdQkNormRopeSavePreParams& params,
                                 gemm::KernelChoice choice, cudaStream_t stream = nullptr);
 
+// The three GELU programs (linear_bias_gelu), one launcher for their Params (compiled for these
+// three only): BiasGeluParams, D = GELU_tanh(A·Bᵀ + b); BiasGeluSavePreParams, the same and
+// A·Bᵀ + b → params.pre (bf16 M × N); BiasGeluBwdParams, in the dgrad layout,
+// D = dP = (A·Bᵀ) ⊙ GELU_tanh'(params.pre) and Σ_m dP → params.dbias_partials.
+template <class Params>
+void bias_gelu(const TensorView& D, const TensorView& A, const TensorView& B, const Params& params,
+               gemm::KernelChoice choice, cudaStream_t stream = nullptr);
+
 // No D: A·Bᵀ stays in registers; only params' outputs are written (M = A's rows, N = B's rows).
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
                                  const CrossEntropyLossParams& params, gemm::KernelChoice choice,

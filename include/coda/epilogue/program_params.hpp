@@ -69,6 +69,22 @@ struct SwiGluPairsGradParams {
 struct SwiGluBwdParams : SwiGluPairsGradParams {
   float* zdz_partials = nullptr;  // per-row partial layout of this GEMM (M × F)
 };
+// Y = GELU_tanh(acc + b[n]) → D   (the GPT-2 / BERT MLP up-projection: linear_bias_gelu)
+struct BiasGeluParams {
+  const void* bias = nullptr;  // b: bf16 [N]
+};
+// The same, also storing the pre-activation P = acc + b[n] → pre (what the backward reads)
+struct BiasGeluSavePreParams : BiasGeluParams {
+  void* pre = nullptr;  // P: bf16 [M, N]
+  std::int64_t pre_stride = 0;
+};
+// Its backward in the next linear's dgrad (layout AkBn): acc = dY = dOut · W_down;
+// D = dP = dY ⊙ GELU_tanh'(P);  Σ_m dP (fp32, before D's rounding) per (column, M-tile) → partials
+struct BiasGeluBwdParams {
+  const void* pre = nullptr;  // P: bf16 [M, N], as the forward saved it
+  std::int64_t pre_stride = 0;
+  float* dbias_partials = nullptr;  // per-col partial layout of this GEMM (M × N)
+};
 // D = rstd[m] · acc, rstd folded from Σx² partials in registers   (per-row leaf)
 struct RstdRowScaleParams {
   const float* sumsq_partials = nullptr;  // per-row partials of the producing GEMM

@@ -23,7 +23,10 @@
   X(kLinearRmsnormQknormRopeSavePre, "linear_rmsnorm_qknorm_rope_save_pre")    \
   X(kLinearCrossEntropy, "linear_cross_entropy")                               \
   X(kLinearSwigluBwd, "linear_swiglu_bwd")                                     \
-  X(kLinearRmsnormBwd, "linear_rmsnorm_bwd")
+  X(kLinearRmsnormBwd, "linear_rmsnorm_bwd")                                   \
+  X(kLinearBiasGelu, "linear_bias_gelu")                                       \
+  X(kLinearBiasGeluSavePre, "linear_bias_gelu_save_pre")                       \
+  X(kLinearBiasGeluBwd, "linear_bias_gelu_bwd")
 
 namespace coda::ops {
 

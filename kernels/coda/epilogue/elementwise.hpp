@@ -4,7 +4,9 @@
 //   Apply<Fn, X, Y...>       Fn(X, Y, ...) on whole fragments (Fn: a CUTLASS functor template)
 //   Map<F, X, Y...>          F(x, y, ...) element by element (F: a device functor on floats)
 //   Add<X, Y>, Mul<X, Y>     X + Y, X · Y
-//   Silu<X>, Gelu<X>         activations (Silu with the fast intrinsics, fast_math.hpp)
+//   Silu<X>, GeluTanh<X>     activations with the fast intrinsics (fast_math.hpp); GeluTanh is
+//                            PyTorch's approximate="tanh" GELU, GeluTanhGrad<X> its derivative
+//   Gelu<X>                  the erf GELU (CUTLASS's GELU, erff: slower)
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
@@ -68,7 +70,20 @@ using Silu = Map<SiluFn, X>;
 struct ProductFn {
   CUTLASS_DEVICE float operator()(float a, float b) const { return a * b; }
 };
+// The erf GELU, 0.5 · x · (1 + erf(x / √2)) (CUTLASS's; PyTorch's default approximate="none").
 template <class X>
 using Gelu = Apply<cutlass::epilogue::thread::GELU, X>;
+
+// The tanh GELU (PyTorch's approximate="tanh", GPT-2 / BERT) and its derivative.
+struct GeluTanhFn {
+  CUTLASS_DEVICE float operator()(float x) const { return fast_gelu_tanh(x); }
+};
+struct GeluTanhGradFn {
+  CUTLASS_DEVICE float operator()(float x) const { return fast_gelu_tanh_grad(x); }
+};
+template <class X>
+using GeluTanh = Map<GeluTanhFn, X>;
+template <class X>
+using GeluTanhGrad = Map<GeluTanhGradFn, X>;
 
 }  // namespace coda::epilogue

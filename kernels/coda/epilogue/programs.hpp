@@ -109,6 +109,44 @@ struct RowSumSquares {
   }
 };
 
+// Y = GELU_tanh(acc + b[n]) → D   (linear_bias_gelu)
+struct BiasGelu {
+  using Params = BiasGeluParams;
+  template <class Ctx>
+  using Callbacks = GeluTanh<Add<Acc, PerCol<Ctx, bf16>>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_1 = {static_cast<const bf16*>(p.bias), bf16(0), {}};  // b[n]
+  }
+};
+
+// P = acc + b[n] → pre;  Y = GELU_tanh(P) → D (from fp32 P, not its bf16 copy)
+struct BiasGeluSavePre {
+  using Params = BiasGeluSavePreParams;
+  template <class Ctx>
+  using Callbacks = GeluTanh<TileStore<Ctx, bf16, Add<Acc, PerCol<Ctx, bf16>>>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0.op_1 = {static_cast<const bf16*>(p.bias), bf16(0), {}};          // b[n]
+    a.op_0.op_1 = {static_cast<bf16*>(p.pre), row_major_stride(p.pre_stride)};  // → P
+  }
+};
+
+// dY = acc (dgrad: dOut · W_down);  dP = dY ⊙ GELU_tanh'(P) → D;  Σ_m dP → per-col partials (∂b)
+struct BiasGeluBwd {
+  using Params = BiasGeluBwdParams;
+  template <class Ctx>
+  using Callbacks = PerColPartialSum<Ctx, Mul<Acc, GeluTanhGrad<TileLoad<Ctx, bf16>>>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_1.op_0 = {static_cast<const bf16*>(p.pre), bf16(0), row_major_stride(p.pre_stride)};
+    a.op_1 = {p.dbias_partials, 0.0f, {}};
+  }
+};
+
 inline RowRstdArguments row_rstd_args(const RstdRowScaleParams& p) {
   return {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
@@ -89,6 +90,55 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
       const std::vector<float> got = zdz.download<float>();
       EXPECT_TRUE(meets_contract_f32(std::vector<double>(got.begin(), got.end()), zdz64, zdz_fw, "zdz"));
       for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
+    }
+  }
+}
+
+// dPre = (dOut · W_down) ⊙ GELU_tanh'(Pre) and ∂b = Σ_m dPre (linear_bias_gelu_bwd) against the
+// float64 standard (reference/epilogue.hpp: the tanh form's derivative, finite-difference-checked
+// in the host tests); the framework is PyTorch's bf16 autograd of F.linear(F.gelu(Pre,
+// approximate="tanh"), W_down): dY = dOut · W_down rounded to bf16, GeluBackward in fp32 rounded to
+// bf16, and ∂b its bf16 dPre summed (PyTorch's grad.sum(0), taken before its final rounding to bf16:
+// the stricter bound). Pre rows of scale 1, 1e-20 (GELU' = 1/2), 1e-3 and 30 (saturated: 0 or 1);
+// K = 1 (hidden 1) and N % 8 ≠ 0; the same ∂b bits on a second run; under the op's own kernel
+// choice and both forced configs (kernel_choices).
+TEST(BackwardOps, BiasGeluBackwardAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("BackwardOps.BiasGeluBackwardAgainstStandard"));
+  struct Shape { int m, hidden, n; };
+  const Shape shapes[] = {{1, 520, 776},     {199, 768, 3072}, {1000, 776, 1000},
+                          {16383, 264, 520}, {130, 1, 77}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " hidden " + std::to_string(s.hidden) + " n " +
+                 std::to_string(s.n));
+    const Matrix d_out = random_bf16(s.m, s.hidden, rng, 1.0);
+    const Matrix w_down = random_bf16(s.hidden, s.n, rng, 1.0 / std::sqrt(double(s.hidden)));
+    const Matrix pre = scale_rows(random_bf16(s.m, s.n, rng, 2.0), row_scales(s.m, true, 30.0));
+    const Matrix w_t = ref::transpose(w_down);  // linear64(x, w) is x · wᵀ
+
+    const Matrix dp64 = ref::gelu_tanh_backward(pre, linear64(d_out, w_t));
+    const Matrix dp_fw = ref::round_to_bf16(ref::gelu_tanh_backward(pre, linear_framework(d_out, w_t)));
+    std::vector<double> db64(s.n, 0.0), db_fw(s.n, 0.0);
+    for (int m = 0; m < s.m; ++m)
+      for (int n = 0; n < s.n; ++n) db64[n] += dp64(m, n), db_fw[n] += dp_fw(m, n);
+
+    DeviceMatrix d_dout = upload(d_out), d_w = upload(w_down), d_pre = upload(pre);
+    const std::size_t ws_bytes = linear_bias_gelu_bwd_workspace_bytes(s.m, s.n);
+    for (const OpOptions& options : kernel_choices(s.m)) {
+      SCOPED_TRACE(describe_choice(options));
+      DeviceMatrix dp = output(s.m, s.n);
+      DeviceBuffer db(s.n * 4), db_again(s.n * 4), ws(ws_bytes);
+      for (DeviceBuffer* b : {&db, &db_again, &ws}) b->poison();
+      for (DeviceBuffer* b : {&db, &db_again})
+        linear_bias_gelu_bwd(dp.view(), vector_view(*b, s.n, DType::kF32), d_dout.view(), d_w.view(),
+                             d_pre.view(), ws.get(), ws_bytes, nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+
+      bool pad = false;
+      EXPECT_TRUE(meets_contract(download(dp, &pad).v, dp64.v, dp_fw.v, "dPre"));
+      EXPECT_TRUE(pad) << "row padding written";
+      const std::vector<float> got = db.download<float>();
+      EXPECT_TRUE(meets_contract_f32(std::vector<double>(got.begin(), got.end()), db64, db_fw, "∂b"));
+      EXPECT_EQ(db_again.download<float>(), got) << "∂b deterministic across runs";
     }
   }
 }

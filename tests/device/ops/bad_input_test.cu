@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "coda/gemm/gemm.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -544,6 +545,41 @@ Op linear_swiglu_bwd_op(Arena& arena) {
   return op;
 }
 
+Op linear_bias_gelu_op(Arena& arena) {
+  Op op{"coda::ops::linear_bias_gelu"};
+  op.args = Builder(arena)
+                .matrix("Y", kM, kN, kBf16, true)
+                .matrix("Pre", kM, kN, kBf16, true)
+                .optional()
+                .matrix("X", kM, kK, kBf16, false)
+                .matrix("W", kN, kK, kBf16, false, false)
+                .vector("bias", kN, kBf16, false, false)
+                .done();
+  op.uses = kProgramChoice;
+  op.call = [](Args& a) {
+    linear_bias_gelu(a["Y"], a["Pre"], a["X"], a["W"], a["bias"], nullptr, a.options);
+  };
+  return op;
+}
+
+Op linear_bias_gelu_bwd_op(Arena& arena) {
+  Op op{"coda::ops::linear_bias_gelu_bwd"};
+  op.args = Builder(arena)
+                .matrix("dPre", kM, kN, kBf16, true)
+                .vector("dbias", kN, kF32, true, false)
+                .matrix("dOut", kM, kK, kBf16, false)
+                .matrix("W_down", kK, kN, kBf16, false, false)
+                .matrix("Pre", kM, kN, kBf16, false)
+                .workspace(linear_bias_gelu_bwd_workspace_bytes(kM, kN))
+                .done();
+  op.uses = kWorkspace | kProgramChoice;
+  op.call = [](Args& a) {
+    linear_bias_gelu_bwd(a["dPre"], a["dbias"], a["dOut"], a["W_down"], a["Pre"], a.workspace,
+                         a.workspace_bytes, nullptr, a.options);
+  };
+  return op;
+}
+
 Op linear_rmsnorm_bwd_op(Arena& arena) {
   Op op{"coda::ops::linear_rmsnorm_bwd"};
   op.args = Builder(arena)
@@ -737,7 +773,9 @@ std::vector<OpFactory> all_ops() {
           qknorm_rope_bwd_op,
           rope_bwd_op,
           linear_cross_entropy_op,
-          linear_cross_entropy_fwd_bwd_op};
+          linear_cross_entropy_fwd_bwd_op,
+          linear_bias_gelu_op,
+          linear_bias_gelu_bwd_op};
 }
 
 TEST(BadInput, EveryEntryPointRefusesBeforeWritingAnything) {
@@ -769,7 +807,7 @@ TEST(BadInput, EveryEntryPointRefusesBeforeWritingAnything) {
     for (Case& c : own_cases(op)) cases.push_back(std::move(c));
     for (const Case& c : cases) run_case(op, c, arena, host, outcome);
   }
-  EXPECT_EQ(entry_points, 16);
+  EXPECT_EQ(entry_points, 18);
   EXPECT_GE(outcome.cases, 100);
   std::printf("[ bad input ] %d cases over %d entry points, %zu failed\n", outcome.cases,
               entry_points, outcome.failures.size());

@@ -33,6 +33,7 @@
 
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -499,6 +500,27 @@ Launch qknorm_rope_backward(OpBuffers& b, const Choice&, bool in_place_accumulat
   };
 }
 
+// Y with Pre saved, or Y alone (N = kN, K = kK).
+Launch bias_gelu(OpBuffers& b, const Choice& choice, bool save_pre) {
+  const TensorView y = b.out_matrix("Y", kM, kN);
+  const TensorView pre = save_pre ? b.out_matrix("Pre", kM, kN) : TensorView{};
+  const TensorView x = b.bf16(kM, kK, 1.0), w = b.weight(kN, kK), bias = b.norm_weight(kN);
+  const OpOptions o{choice};
+  return [=](cudaStream_t s) { linear_bias_gelu(y, pre, x, w, bias, s, o); };
+}
+
+// dPre and ∂b from dOut [M, K] · W_down [K, N] and a saved Pre.
+Launch bias_gelu_backward(OpBuffers& b, const Choice& choice) {
+  const TensorView dpre = b.out_matrix("dPre", kM, kN), dbias = b.out_vector("dbias", kN);
+  const TensorView d_out = b.bf16(kM, kK, 1.0), w_down = b.weight(kK, kN), pre = b.bf16(kM, kN, 2.0);
+  const std::size_t bytes = linear_bias_gelu_bwd_workspace_bytes(kM, kN);
+  void* ws = b.workspace(bytes);
+  const OpOptions o{choice};
+  return [=](cudaStream_t s) {
+    linear_bias_gelu_bwd(dpre, dbias, d_out, w_down, pre, ws, bytes, s, o);
+  };
+}
+
 // A table entry's builder: `build` with the choice and these fixed arguments.
 template <class Build, class... Args>
 std::function<Launch(OpBuffers&, const Choice&)> with(Build build, Args... args) {
@@ -568,6 +590,9 @@ const OpCase kOps[] = {
     {"qknorm_rope_bwd_in_place_accumulate", Configs::kNone, with(qknorm_rope_backward, true)},
     {"rope_bwd", Configs::kNone, with(rope_backward, false)},
     {"rope_bwd_in_place", Configs::kNone, with(rope_backward, true)},
+    {"linear_bias_gelu", Configs::kProgram, with(bias_gelu, true)},
+    {"linear_bias_gelu_no_pre", Configs::kProgram, with(bias_gelu, false)},
+    {"linear_bias_gelu_bwd", Configs::kProgram, bias_gelu_backward},
 };
 
 struct Param {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
@@ -315,6 +316,58 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
       EXPECT_TRUE(contract(download(pre, &save_pad[2]).v, pre64, pre_fw, "Pre = RMSNorm(X)·W_qkvᵀ"));
       EXPECT_TRUE(contract(download(pre_plain, &save_pad[3]).v, pre_plain64, pre_plain_fw, "Pre = X·W_qkvᵀ"));
       for (bool p : save_pad) EXPECT_TRUE(p) << "row padding written";
+    }
+  }
+}
+
+// The GPT-2 / BERT MLP up-projection, Y = GELU_tanh(X·Wᵀ + b) and Pre = X·Wᵀ + b, against the
+// float64 standard (PyTorch's F.gelu(F.linear(x, w, b), approximate="tanh"); reference/epilogue.hpp
+// writes the tanh form, the kernel the σ form). The framework is that call in bf16: addmm adds the
+// bias in the GEMM's fp32 epilogue and rounds once (cuBLASLt's bias epilogue, or β = 1 on the
+// broadcast bias: either way one rounding), then GELU in fp32 on the bf16 Pre, rounded. Rows of X
+// of scale 1, 1e-20 (Pre = b), 1e-3 and 100 (GELU saturated: y = P or 0), the contract per row
+// scale; GPT-2's 768 → 3072, ragged N (N % 8 ≠ 0), K = 1; Y with and without Pre stored (the same
+// bits); under the op's own kernel choice and both forced configs (kernel_choices).
+TEST(ForwardOps, BiasGeluAgainstStandard) {
+  std::mt19937_64 rng(testing::fresh_seed("ForwardOps.BiasGeluAgainstStandard"));
+  struct Shape {
+    int m, k, n;
+    bool extreme;
+  };
+  const Shape shapes[] = {{1, 520, 776, false},   {199, 768, 3072, false}, {1000, 776, 1000, true},
+                          {16383, 264, 520, true}, {130, 1, 77, true}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("m " + std::to_string(s.m) + " k " + std::to_string(s.k) + " n " + std::to_string(s.n));
+    const std::vector<double> scales = row_scales(s.m, s.extreme, 100.0);
+    const Matrix x = scale_rows(random_bf16(s.m, s.k, rng, 1.0), scales);
+    const Matrix w = random_bf16(s.n, s.k, rng, 1.0 / std::sqrt(double(s.k)));
+    std::vector<double> b(s.n);
+    for (double& v : b) v = ref::round_to_bf16(float(std::normal_distribution<double>(0.0, 0.5)(rng)));
+
+    const Matrix pre64 = ref::add_per_col(linear64(x, w), b), y64 = ref::gelu_tanh(pre64);
+    const std::vector<float> acc = testing::gemm_cublas_f32(s.m, s.n, s.k, as_floats(x), as_floats(w));
+    Matrix pre_fw(s.m, s.n);
+    for (std::size_t i = 0; i < acc.size(); ++i) pre_fw.v[i] = ref::round_to_bf16(acc[i] + float(b[i % s.n]));
+    const Matrix y_fw = ref::round_to_bf16(ref::gelu_tanh(pre_fw));
+
+    DeviceMatrix d_x = upload(x), d_w = upload(w);
+    DeviceBuffer d_b = upload_bf16_vector(b);
+    const TensorView bias = vector_view(d_b, s.n, DType::kBF16);
+    auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
+      return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
+    };
+    for (const OpOptions& options : kernel_choices(s.m)) {
+      SCOPED_TRACE(describe_choice(options));
+      DeviceMatrix y = output(s.m, s.n), y_saving = output(s.m, s.n), pre = output(s.m, s.n);
+      linear_bias_gelu(y.view(), TensorView{}, d_x.view(), d_w.view(), bias, nullptr, options);
+      linear_bias_gelu(y_saving.view(), pre.view(), d_x.view(), d_w.view(), bias, nullptr, options);
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad[3];
+      const Matrix got = download(y, &pad[0]);
+      EXPECT_TRUE(contract(got.v, y64, y_fw, "Y = GELU_tanh(X·Wᵀ + b)"));
+      EXPECT_TRUE(contract(download(pre, &pad[1]).v, pre64, pre_fw, "Pre = X·Wᵀ + b"));
+      EXPECT_EQ(download(y_saving, &pad[2]).v, got.v) << "saving Pre: same Y bits";
+      for (bool p : pad) EXPECT_TRUE(p) << "row padding written";
     }
   }
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "coda/gemm/gemm.hpp"
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rmsnorm_bwd.hpp"
@@ -356,6 +357,32 @@ OpCase swiglu_case(bool rmsnorm) {
   return c;
 }
 
+// linear_bias_gelu, Pre saved or not: Pre = X·Wᵀ + b is computed as the standard computes it (exact
+// under an Inf input too), Y = GELU_tanh(Pre) in another algebraic form (x · σ(2u)).
+OpCase bias_gelu_case(bool save_pre) {
+  OpCase c;
+  c.inputs = {{"X", kM, kK, Role::kActivation},
+              {"W", kN, kK, Role::kWeight, 0.0, kWeightStd},
+              {"b", 1, kN, Role::kWeight, 0.0, 0.5}};
+  c.run = [save_pre](const Inputs& in, std::uint8_t fill) {
+    const DeviceMatrix x = upload(in[0]), w = upload(in[1]);
+    const DeviceBuffer b = upload_bf16_vector(in[2].v);
+    const DeviceMatrix y = out_bf16(kM, kN, fill), pre = out_bf16(kM, kN, fill);
+    linear_bias_gelu(y.view(), save_pre ? pre.view() : TensorView{}, x.view(), w.view(),
+                     bf16_view(b, kN));
+    Outputs out{{"Y", values(y)}};
+    if (save_pre) out.push_back({"Pre", values(pre), true});
+    return out;
+  };
+  c.standard = [save_pre](const Inputs& in) {
+    const Matrix pre = ref::add_per_col(ref::linear(in[0], in[1]), in[2].v);
+    Outputs out{{"Y", ref::gelu_tanh(pre)}};
+    if (save_pre) out.push_back({"Pre", pre});
+    return out;
+  };
+  return c;
+}
+
 // linear_rope and linear_rmsnorm_rope, or with qk_norm linear_qknorm_rope and
 // linear_rmsnorm_qknorm_rope (saving Pre); W_qkv, γ_q and γ_k in the standard (rotate-half) order.
 // A site in the last V row: V passes through untouched, so its NaN column must not spread to the
@@ -574,6 +601,33 @@ OpCase swiglu_bwd_case(std::mt19937_64&) {
   return c;
 }
 
+// linear_bias_gelu_bwd: dPre = (dOut · W_down) ⊙ GELU_tanh'(Pre), ∂b = Σ_m dPre (the standard's
+// derivative in the tanh form: NaN at Pre = ±Inf, as PyTorch's).
+OpCase bias_gelu_bwd_case(std::mt19937_64&) {
+  OpCase c;
+  c.inputs = {{"dOut", kM, kK, Role::kActivation},
+              {"W_down", kK, kN, Role::kWeight, 0.0, kWeightStd},
+              {"Pre", kM, kN, Role::kActivation, 0.0, 2.0}};
+  c.run = [](const Inputs& in, std::uint8_t fill) {
+    const DeviceMatrix d_out = upload(in[0]), w = upload(in[1]), pre = upload(in[2]);
+    const DeviceMatrix dpre = out_bf16(kM, kN, fill);
+    const DeviceBuffer db = out_f32(kN, fill);
+    const std::size_t ws_bytes = linear_bias_gelu_bwd_workspace_bytes(kM, kN);
+    const DeviceBuffer ws(ws_bytes);
+    linear_bias_gelu_bwd(dpre.view(), f32_view(db, kN), d_out.view(), w.view(), pre.view(),
+                         ws.get(), ws_bytes);
+    return Outputs{{"dPre", values(dpre)}, {"∂b", values(db, 1, kN)}};
+  };
+  c.standard = [](const Inputs& in) {
+    const Matrix dpre = ref::gelu_tanh_backward(in[2], ref::linear(in[0], ref::transpose(in[1])));
+    Matrix db(1, kN);
+    for (int r = 0; r < kM; ++r)
+      for (int n = 0; n < kN; ++n) db.v[n] += dpre(r, n);
+    return Outputs{{"dPre", dpre}, {"∂b", db}};
+  };
+  return c;
+}
+
 // linear_rmsnorm_bwd for Z = RMSNorm(X) · Wᵀ: X's statistics from rms_norm_stats, and zdz =
 // ⟨Z, dZ⟩ per row as the consumer's backward hands it on (from the float64 standard forward).
 OpCase rmsnorm_bwd_case(std::mt19937_64&) {
@@ -775,6 +829,8 @@ TEST_P(NanPropagation, EveryOutputAsTheStandard) {
 }
 
 OpCase swiglu(std::mt19937_64&) { return swiglu_case(false); }
+OpCase bias_gelu(std::mt19937_64&) { return bias_gelu_case(true); }
+OpCase bias_gelu_no_pre(std::mt19937_64&) { return bias_gelu_case(false); }
 OpCase rmsnorm_swiglu(std::mt19937_64&) { return swiglu_case(true); }
 OpCase rope(std::mt19937_64& rng) { return rope_case(rng, false, false); }
 OpCase rmsnorm_rope(std::mt19937_64& rng) { return rope_case(rng, true, false); }
@@ -803,7 +859,10 @@ const CaseEntry kCases[] = {{"gemm", gemm_case},
                             {"linear_swiglu_bwd", swiglu_bwd_case},
                             {"linear_rmsnorm_bwd", rmsnorm_bwd_case},
                             {"qknorm_rope_bwd", qknorm_rope_bwd_case},
-                            {"rope_bwd", rope_bwd_case}};
+                            {"rope_bwd", rope_bwd_case},
+                            {"linear_bias_gelu", bias_gelu},
+                            {"linear_bias_gelu_no_pre", bias_gelu_no_pre},
+                            {"linear_bias_gelu_bwd", bias_gelu_bwd_case}};
 
 INSTANTIATE_TEST_SUITE_P(EveryOp, NanPropagation, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<CaseEntry>& info) {

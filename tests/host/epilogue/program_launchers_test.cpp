@@ -46,6 +46,14 @@ TEST(ProgramLaunchers, RejectBeforeLaunch) {
   EXPECT_EQ(error_of([&] { swiglu_bwd(D, A, B, sb, coop); }),
             "coda::epilogue::swiglu_bwd: A and B: this program is compiled for the AkBn operand "
             "layout (dgrad: K-major A, N-major B); got AkBk");
+  // The GELU backward too; its forward checks the saved pre-activation's tile.
+  const BiasGeluBwdParams gb{kR, 32, kP};
+  EXPECT_EQ(error_of([&] { bias_gelu(D, A, B, gb, coop); }),
+            "coda::epilogue::bias_gelu_bwd: A and B: this program is compiled for the AkBn operand "
+            "layout (dgrad: K-major A, N-major B); got AkBk");
+  EXPECT_NE(error_of([&] { bias_gelu(D, A, B, BiasGeluSavePreParams{{kR}, kR, 30}, coop); })
+                .find("coda::epilogue::bias_gelu_save_pre: params.pre: row stride must be >= N"),
+            std::string::npos);
   EXPECT_EQ(error_of([&] { row_scale(D, A, B, rs, {TileConfig::kCoop128x256Cluster1x2}); }),
             "coda::epilogue::row_scale: choice.config: no coop_128x256_1x2 instance");
   auto D32 = TensorView::matrix(testing::kFakeD, DType::kF32, 64, 32);

@@ -49,6 +49,27 @@ TEST(BackwardReference, SiluMulBackwardMatchesFiniteDifferences) {
   }
 }
 
+// L = ⟨dy, gelu_tanh(x)⟩: ∂L/∂x is gelu_tanh_backward's output; and gelu_tanh is the tanh form
+// (its values at 0, ±1 and ±3 as PyTorch's F.gelu(approximate="tanh") gives them in float64).
+TEST(BackwardReference, GeluTanhBackwardMatchesFiniteDifferences) {
+  std::mt19937_64 rng(16);
+  const Matrix x = random(3, 9, rng, 3.0), dy = random(3, 9, rng);
+  const Matrix dx = gelu_tanh_backward(x, dy);
+  const double h = 1e-6;
+  for (std::size_t i = 0; i < x.v.size(); ++i) {
+    Matrix xp = x, xm = x;
+    xp.v[i] += h, xm.v[i] -= h;
+    const double fd = (dot(dy, gelu_tanh(xp)) - dot(dy, gelu_tanh(xm))) / (2 * h);
+    EXPECT_NEAR(dx.v[i], fd, 1e-7 * (1 + std::abs(fd))) << i;
+  }
+  Matrix points(1, 5);
+  points.v = {0.0, 1.0, -1.0, 3.0, -3.0};
+  const Matrix y = gelu_tanh(points);
+  const double want[] = {0.0, 0.8411919906082768, -0.15880800939172324, 2.996362607918227,
+                         -0.0036373920817729943};
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(y.v[i], want[i], 1e-12) << points.v[i];
+}
+
 // The fused op's interleaved form equals the standard one column for column.
 TEST(BackwardReference, InterleavedSwiGluBackwardEqualsStandard) {
   std::mt19937_64 rng(12);

@@ -2,6 +2,7 @@
 // The forward ops reject bad input with a message naming the argument, before touching CUDA.
 #include <gtest/gtest.h>
 
+#include "coda/ops/linear_bias_gelu.hpp"
 #include "coda/ops/linear_cross_entropy.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/ops/linear_rope.hpp"
@@ -166,6 +167,46 @@ TEST(OpsValidation, SwiGluBackward) {
   EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, W, Z, ws, bytes - 4); }),
             "coda::ops::linear_swiglu_bwd: workspace_bytes: needs linear_swiglu_bwd_workspace_bytes(M, F) = " +
                 std::to_string(bytes) + "; got " + std::to_string(bytes - 4));
+}
+
+TEST(OpsValidation, BiasGelu) {
+  // X [64, 128] · W [256, 128]ᵀ + b [256] → Y, Pre [64, 256].
+  const auto X = bf16(0x10000, 64, 128), W = bf16(0x20000, 256, 128);
+  const auto Y = bf16(0x30000, 64, 256), Pre = bf16(0x40000, 64, 256);
+  const auto b = vec(0x50000, 256, DType::kBF16);
+  EXPECT_EQ(error_of([&] { linear_bias_gelu(Y, Pre, X, W, vec(0x50000, 255, DType::kBF16)); }),
+            "coda::ops::linear_bias_gelu: bias: dim 0 must equal the matching dim = 256; got bf16[255] "
+            "strides (1)");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu(Y, Pre, X, W, vec(0x50000, 256, DType::kF32)); }),
+            "coda::ops::linear_bias_gelu: bias: dtype must be bf16; got f32");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu(Y, Pre, X, bf16(0x20000, 256, 120), b); }),
+            "coda::ops::linear_bias_gelu: W: dim 1 must equal K (the input's dim 1) = 128; got bf16[256, 120] "
+            "strides (120, 1)");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu(Y, bf16(0x40000, 64, 128), X, W, b); }),
+            "coda::ops::linear_bias_gelu: Pre: dim 1 must equal N = 256; got bf16[64, 128] strides (128, 1)");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu(Y, Y, X, W, b); }),
+            "coda::ops::linear_bias_gelu: Y: overlaps Pre in memory (an output must not share memory with "
+            "any other argument)");
+
+  // Backward: dOut [64, 96] · W_down [96, 256] → dPre [64, 256], dbias [256].
+  const auto dOut = bf16(0x60000, 64, 96), Wd = bf16(0x70000, 96, 256), dPre = bf16(0x80000, 64, 256);
+  const auto db = vec(0x90000, 256, DType::kF32);
+  void* ws = reinterpret_cast<void*>(0xa0000);
+  const std::size_t bytes = linear_bias_gelu_bwd_workspace_bytes(64, 256);
+  EXPECT_EQ(bytes, 4u * 1 * 256) << "one M-tile of 128 rows × N padded to 256";
+  EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, db, dOut, bf16(0x70000, 95, 256), Pre, ws, bytes); }),
+            "coda::ops::linear_bias_gelu_bwd: W_down: dim 0 must equal dOut's columns = 96; got bf16[95, 256] "
+            "strides (256, 1)");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, db, dOut, Wd, bf16(0x40000, 64, 255), ws, bytes); }),
+            "coda::ops::linear_bias_gelu_bwd: Pre: dim 1 must equal N = 256; got bf16[64, 255] strides (255, 1)");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, vec(0x90000, 256, DType::kBF16), dOut, Wd, Pre, ws, bytes); }),
+            "coda::ops::linear_bias_gelu_bwd: dbias: dtype must be f32; got bf16");
+  EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, db, dOut, Wd, Pre, ws, bytes - 4); }),
+            "coda::ops::linear_bias_gelu_bwd: workspace_bytes: needs linear_bias_gelu_bwd_workspace_bytes(M, N) = " +
+                std::to_string(bytes) + "; got " + std::to_string(bytes - 4));
+  EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(Pre, db, dOut, Wd, Pre, ws, bytes); }),
+            "coda::ops::linear_bias_gelu_bwd: dPre: overlaps Pre in memory (an output must not share memory "
+            "with any other argument)");
 }
 
 TEST(OpsValidation, RmsNormBackward) {
