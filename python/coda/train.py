@@ -28,7 +28,6 @@ import gc
 import json
 import math
 import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -325,12 +324,9 @@ def plot(results: dict, corpus_info: dict, path: Path):
 def environment(device: torch.device) -> dict:
     import transformers
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10, cwd=Path(__file__).resolve().parent)
-        commit = commit.stdout.strip() if commit.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        commit = None
+    from coda.bench.report import git_commit
+
+    commit = git_commit()
     name = (torch.cuda.get_device_name(device) if device.type == "cuda"
             else platform.processor() or platform.machine())
     return {"device": name, "torch": torch.__version__, "cuda": torch.version.cuda,

@@ -15,6 +15,7 @@ random length (so RoPE rotates), targets uniform over the vocabulary with 5 % ig
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -87,6 +88,17 @@ class _Math:
     def linear(self, a, w):
         return self.lo(a @ w.t())
 
+    def gelu_tanh(self, x):
+        return self.lo(F.gelu(self.hi(x), approximate="tanh"))
+
+    def gelu_tanh_backward(self, grad, pre):  # autograd's aten.gelu_backward (one fp32 kernel) in bf16
+        if not self.reference:
+            return torch.ops.aten.gelu_backward(grad, pre, approximate="tanh")
+        k = math.sqrt(2 / math.pi)
+        inner = k * (pre + 0.044715 * pre**3)
+        t = torch.tanh(inner)
+        return grad * (0.5 * (1 + t) + 0.5 * pre * (1 - t * t) * k * (1 + 3 * 0.044715 * pre * pre))
+
 
 PYTORCH = _Math(lo=lambda t: t.to(BF16), hi=lambda t: t.float(), reference=False)
 FLOAT64 = _Math(lo=lambda t: t, hi=lambda t: t.double(), reference=True)
@@ -114,7 +126,8 @@ class Operands:
     """One operand set of a model at M tokens. Tensors are made on first use (an op's set holds only
     what its case reads); `rows` are the per-token tensors, which the check samples by row."""
 
-    ROW_TENSORS = ("attn", "x", "r", "h", "sumsq", "cos", "sin", "targets", "d_out", "d_y", "z", "dx_in")
+    ROW_TENSORS = ("attn", "x", "r", "h", "sumsq", "cos", "sin", "targets", "d_out", "d_y", "z", "dx_in",
+                   "pre_fc")
 
     def __init__(self, model: Model, m: int, device):
         self.model, self.m, self.device = model, m, device
@@ -206,6 +219,18 @@ class Operands:
     def _make_d_y(self):  # the gradient of a consumer's output [M, 2F] (the gate/up projection)
         return _bf16(self.m, 2 * self.model.ffn, device=self.device)
 
+    def _make_w_fc(self):  # the GELU MLP's up projection [4·hidden, hidden] (GPT-2 / BERT)
+        return self._w(4 * self.model.hidden, self.model.hidden)
+
+    def _make_b_fc(self):
+        return (0.1 * torch.randn(4 * self.model.hidden, device=self.device)).to(BF16)
+
+    def _make_w_proj(self):  # its down projection [hidden, 4·hidden]
+        return self._w(self.model.hidden, 4 * self.model.hidden)
+
+    def _make_pre_fc(self):  # the pre-activation the forward saved
+        return _bf16(self.m, 4 * self.model.hidden, device=self.device)
+
     def _make_dx_in(self):
         return _bf16(self.m, self.model.hidden, device=self.device)
 
@@ -244,7 +269,8 @@ class Case:
     """One benchmarked op. `stock(inputs, math)` computes the outputs in the standard layout from
     the named `inputs` at a precision (PYTORCH: timed, and the framework model; FLOAT64 on sampled
     rows: the reference); `coda(t)` returns CODA's outputs and `standard(t, outputs)` puts them in
-    the standard layout (untimed). `gemm` names the (A, W) of the plain GEMM the op is measured
+    the standard layout (untimed); the first len(`outputs`) are checked (the rest, e.g. a bias
+    gradient, are computed by both sides and left to the op tests). `gemm` names the (A, W) of the plain GEMM the op is measured
     against: D = A·Wᵀ (nn.Linear, the forward), or with `dgrad` D = A·W (an input gradient)."""
 
     name: str
@@ -422,7 +448,7 @@ def _check_cross_entropy(t: Operands, coda_out: tuple, stock_out: tuple, vocab_r
     x, w, targets = t["x"], t["w_lm"], t["targets"]
     kept = targets != IGNORE
     count = int(kept.sum())
-    ref_tok, stock_tok, lse64 = [], [], []
+    ref_tok, stock_tok = [], []
     grads = len(coda_out) > 1
     rows_v = torch.randperm(w.shape[0], device=w.device)[:vocab_rows]
     dw_ref = torch.zeros(vocab_rows, w.shape[1], dtype=torch.float64, device=w.device)
@@ -486,9 +512,43 @@ def _cross_entropy_cases(model: Model) -> list[Case]:
     ]
 
 
+def _gelu_cases(model: Model) -> list[Case]:
+    """The GPT-2 / BERT MLP at the model's width (N = 4·hidden): Y = GELU_tanh(X·Wᵀ + b) as
+    `F.gelu(F.linear(x, w, b), approximate="tanh")` (addmm: one rounding with the bias), optionally
+    keeping Pre; its backward in the down projection's dgrad as autograd runs it (dgrad GEMM, then
+    gelu_backward). ∂b (a sum over every row) is the op tests' to check; dPre is checked here."""
+    from coda import ops
+
+    def forward(save_pre):
+        def stock(t, p):
+            pre = p.lo(t["x"] @ t["w_fc"].t() + t["b_fc"])
+            y = p.gelu_tanh(pre)
+            return (y, pre) if save_pre else (y,)
+
+        def coda(t):
+            pre, y = ops.linear_bias_gelu(t["x"], t["w_fc"], t["b_fc"], save_pre)
+            return (y, pre) if save_pre else (y,)
+
+        name = "linear_bias_gelu_save_pre" if save_pre else "linear_bias_gelu"
+        return Case(name, ("x", "w_fc"), ("x", "w_fc", "b_fc"), stock, coda, lambda t, o: o,
+                    ("Y", "Pre") if save_pre else ("Y",))
+
+    def stock_bwd(t, p):
+        d_pre = p.gelu_tanh_backward(p.lo(t["d_out"] @ t["w_proj"]), t["pre_fc"])
+        return p.lo(d_pre), p.hi(d_pre).sum(0)
+
+    def coda_bwd(t):
+        return ops.linear_bias_gelu_bwd(t["d_out"], t["w_proj"], t["pre_fc"])
+
+    return [forward(False), forward(True),
+            # Both compute ∂b; `outputs` names the checked (per-row) one only.
+            Case("linear_bias_gelu_bwd", ("d_out", "w_proj"), ("d_out", "w_proj", "pre_fc"), stock_bwd,
+                 coda_bwd, lambda t, o: o, ("dPre",), dgrad=True)]
+
+
 def cases(model: Model) -> list[Case]:
     return (_forward_cases(model) + [_swiglu_bwd_case(model), _rmsnorm_bwd_case(model)]
-            + _cross_entropy_cases(model))
+            + _cross_entropy_cases(model) + _gelu_cases(model))
 
 
 # Backward-only operands, derived from the standard ones (CODA's layouts and ⟨z, dz⟩).

@@ -20,7 +20,7 @@ import torch
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     """$CODA_COMMIT when set (a copy of the tree whose git history is not its own), else git's."""
     if os.environ.get("CODA_COMMIT"):
         return os.environ["CODA_COMMIT"]
@@ -40,7 +40,7 @@ def _version(distribution: str) -> str | None:
 
 def run_metadata(device: torch.device, command: list[str], **method) -> dict:
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({platform.processor() or 'unknown'})"
-    return {"commit": _git_commit(), "date": datetime.date.today().isoformat(), "gpu": gpu,
+    return {"commit": git_commit(), "date": datetime.date.today().isoformat(), "gpu": gpu,
             "command": " ".join(command), "torch": torch.__version__,
             "transformers": _version("transformers"), "liger_kernel": _version("liger-kernel"),
             "method": method}
