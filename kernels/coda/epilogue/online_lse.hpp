@@ -13,7 +13,8 @@
 // combination order is fixed, so the result is deterministic. Non-finite logits give what
 // torch.logsumexp gives (lse_math.hpp): a NaN in the row → NaN, a +inf → +inf, every column −inf →
 // −inf. Merge the partials with merge_lse_partials (merge.hpp).
-// CUTLASS's ColReduction with a pair type gives lane-local results (research notes), hence a node.
+// A node of its own: CUTLASS's row reduction (Sm90ColReduction) over a (max, sum) pair type leaves
+// lane-local results (it does not combine the pair across the quad's lanes).
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
