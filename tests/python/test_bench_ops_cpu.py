@@ -61,3 +61,13 @@ def test_check_refuses_a_larger_error(name):
     t, inputs = _operands(case)
     result = check(case, t, case.coda(t), case.stock(inputs, PYTORCH))
     assert any(err > bound for err, _, bound in result.values()), result
+
+
+def test_every_multi_gemm_yardstick_runs_on_its_own_operands():
+    """A case held to several GEMMs (CE forward+backward: logits, dX, dW) runs them on its set."""
+    held = [c for c in cases(TINY) if c.gemms is not None]
+    assert [c.name for c in held] == ["linear_cross_entropy_fwd_bwd"]
+    for case in held:
+        t, _ = _operands(case)
+        case.gemms(t)
+        assert t["d_logits"].shape == (M, TINY.vocab)

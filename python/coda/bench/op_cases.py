@@ -127,7 +127,7 @@ class Operands:
     what its case reads); `rows` are the per-token tensors, which the check samples by row."""
 
     ROW_TENSORS = ("attn", "x", "r", "h", "sumsq", "cos", "sin", "targets", "d_out", "d_y", "z", "dx_in",
-                   "pre_fc")
+                   "pre_fc", "d_logits")
 
     def __init__(self, model: Model, m: int, device):
         self.model, self.m, self.device = model, m, device
@@ -231,6 +231,9 @@ class Operands:
     def _make_pre_fc(self):  # the pre-activation the forward saved
         return _bf16(self.m, 4 * self.model.hidden, device=self.device)
 
+    def _make_d_logits(self):  # a gradient of the LM head's logits [M, V] (CE's three-GEMM yardstick)
+        return _bf16(self.m, self.model.vocab, device=self.device, scale=1e-4)
+
     def _make_dx_in(self):
         return _bf16(self.m, self.model.hidden, device=self.device)
 
@@ -286,6 +289,9 @@ class Case:
     check: Callable | None = None
     # What torch.compile compiles, when not `stock` itself (a loss whose backward autograd runs).
     compiled: Callable | None = None
+    # The GEMMs an op is held to when that is more than one GEMM (CE forward+backward: its three),
+    # timed as the `torch_gemms` variant: gemms(t) runs them with PyTorch's matmul.
+    gemms: Callable | None = None
 
 
 def _columns_to_standard(t: Operands, qkv: Tensor) -> Tensor:
@@ -508,8 +514,17 @@ def _cross_entropy_cases(model: Model) -> list[Case]:
         # forward and backward are the `three_gemms` column of the report).
         Case("linear_cross_entropy_fwd_bwd", ("x", "w_lm"), inputs,
              lambda t, p: _loss_and_grads(_hf_loss, t), coda_fwd_bwd, lambda t, o: o, ("loss", "dX", "dW"),
-             check=_check_cross_entropy, compiled=lambda t: _loss_and_grads(compiled_loss(), t)),
+             check=_check_cross_entropy, compiled=lambda t: _loss_and_grads(compiled_loss(), t),
+             gemms=_three_gemms),
     ]
+
+
+def _three_gemms(t: Operands) -> None:
+    """The LM head's three GEMMs: logits = X·Wᵀ, dX = G·W, dW = Gᵀ·X (G: the logits' gradient)."""
+    x, w, g = t["x"], t["w_lm"], t["d_logits"]
+    torch.matmul(x, w.t())
+    torch.matmul(g, w)
+    torch.matmul(g.t(), x)
 
 
 def _gelu_cases(model: Model) -> list[Case]:

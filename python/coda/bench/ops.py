@@ -9,6 +9,8 @@ variant, enough of them to overflow the L2), in interleaved rounds (timing.py):
                 forward-layout ops only)
   eager         the stock PyTorch computation of the same outputs from the same inputs
   compile       torch.compile of it (dynamic shapes, default mode)
+  torch_gemms   where an op is held to several GEMMs (CE forward+backward: its three), those
+                GEMMs by PyTorch's matmul
 Before timing, CODA's outputs and the eager ones are checked against float64 (op_cases.py): a row
 whose check fails is reported as such and its ratios do not count.
 
@@ -32,7 +34,7 @@ from coda.bench import report
 from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
-VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile")
+VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemms")
 SAMPLED_ROWS = 256
 
 
@@ -79,6 +81,8 @@ def _operand_sets(case: Case, model: Model, m: int, device) -> list[Operands]:
         case.coda(t)
         for name in case.inputs + case.gemm:
             t[name]
+        if case.gemms is not None:
+            case.gemms(t)
         return t
 
     first = made()
@@ -123,6 +127,8 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     }
     if not case.dgrad:
         steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
+    if case.gemms is not None:
+        steps["torch_gemms"] = _rotating(sets, case.gemms)
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
@@ -137,7 +143,7 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
 
 
 RATIOS = (("coda", "torch_matmul"), ("coda", "coda_gemm"), ("coda_gemm", "torch_matmul"), ("coda", "compile"),
-          ("coda", "eager"))
+          ("coda", "eager"), ("coda", "torch_gemms"))
 
 
 def ratios(rounds_ms: dict[str, list[float]], errors: dict[str, str]) -> dict[str, float | None]:
@@ -157,8 +163,8 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def table(rows: list[dict]) -> str:
     lines = ["| op | model | M | coda ms | torch matmul ms | coda / matmul | coda / coda gemm | "
-             "coda gemm / matmul | coda / compile | coda / eager | check |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "coda gemm / matmul | coda / compile | coda / eager | coda / its gemms | check |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         q = r["ratios"]
         verdict = "ok" if r["check_passed"] else "**FAILED**: " + ", ".join(
@@ -166,7 +172,8 @@ def table(rows: list[dict]) -> str:
         lines.append(f"| {r['name']} | {r['shape']} | {r['M']} | {_fmt(r['coda_ms'])} | "
                      f"{_fmt(r['baseline']['torch_matmul'])} | {_fmt(q['coda/torch_matmul'])} | "
                      f"{_fmt(q['coda/coda_gemm'])} | {_fmt(q['coda_gemm/torch_matmul'])} | "
-                     f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | {verdict} |")
+                     f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | "
+                     f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} |")
     return "\n".join(lines)
 
 
