@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from coda.bench.op_cases import FLOAT64, PYTORCH, Model, Operands, cases
-from coda.bench.ops import check
+from coda.bench.ops import check, not_run_row, table
 
 TINY = Model(hidden=64, q_heads=4, kv_heads=2, head_dim=16, ffn=96, vocab=300)
 M = 200
@@ -71,3 +71,8 @@ def test_every_multi_gemm_yardstick_runs_on_its_own_operands():
         t, _ = _operands(case)
         case.gemms(t)
         assert t["d_logits"].shape == (M, TINY.vocab)
+
+
+def test_a_case_that_could_not_run_is_reported_not_dropped():
+    line = table([not_run_row("linear_swiglu", "70B", 32768, "OutOfMemoryError: CUDA out of memory")]).splitlines()[-1]
+    assert "linear_swiglu" in line and "32768" in line and "not run" in line and "OutOfMemoryError" in line

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
-from coda.bench.timing import Stopwatch, interleaved_rounds
+from coda.bench.timing import Stopwatch, describe_error, interleaved_rounds
 
 VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemms")
 SAMPLED_ROWS = 256
@@ -157,6 +157,13 @@ def ratios(rounds_ms: dict[str, list[float]], errors: dict[str, str]) -> dict[st
     return out
 
 
+def not_run_row(name: str, model_name: str, m: int, why: str) -> dict:
+    """The row of a case that could not run (e.g. out of memory at this M), so the table says so."""
+    return {"name": name, "shape": model_name, "M": m, "coda_ms": None, "baseline": {},
+            "ratios": {f"{x}/{y}": None for x, y in RATIOS}, "errors": {"case": why}, "check": {},
+            "check_passed": False}
+
+
 def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -167,10 +174,13 @@ def table(rows: list[dict]) -> str:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         q = r["ratios"]
-        verdict = "ok" if r["check_passed"] else "**FAILED**: " + ", ".join(
-            k for k, v in r["check"].items() if v["coda_err"] > v["bound"])
+        if "case" in r["errors"]:
+            verdict = "**not run**: " + r["errors"]["case"]
+        else:
+            verdict = "ok" if r["check_passed"] else "**FAILED**: " + ", ".join(
+                k for k, v in r["check"].items() if v["coda_err"] > v["bound"])
         lines.append(f"| {r['name']} | {r['shape']} | {r['M']} | {_fmt(r['coda_ms'])} | "
-                     f"{_fmt(r['baseline']['torch_matmul'])} | {_fmt(q['coda/torch_matmul'])} | "
+                     f"{_fmt(r['baseline'].get('torch_matmul'))} | {_fmt(q['coda/torch_matmul'])} | "
                      f"{_fmt(q['coda/coda_gemm'])} | {_fmt(q['coda_gemm/torch_matmul'])} | "
                      f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | "
                      f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} |")
@@ -202,7 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             compiled_stock = compiled(case)  # once per op: dynamic shapes serve every M
             for m in tokens:
-                row = bench_case(case, compiled_stock, model_name, m, args, watch, device)
+                try:
+                    row = bench_case(case, compiled_stock, model_name, m, args, watch, device)
+                except torch.cuda.OutOfMemoryError as error:  # one shape too big must not end the run
+                    torch.cuda.empty_cache()
+                    row = not_run_row(case.name, model_name, m, describe_error(error))
                 rows.append(row)
                 print(table([row]).splitlines()[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
