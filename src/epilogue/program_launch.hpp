@@ -65,27 +65,28 @@ inline void require_aligned(const void* p, const char* where, const char* name,
           std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
 }
 
-// An extra M×N bf16 tile read or written by TMA: 16-byte aligned, row stride >= N and 16-byte
-// aligned.
-inline void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
-                         const char* name) {
+// An extra M × N tile read or written by TMA, of `element_bytes`-byte elements (`unit` names them
+// in the message): 16-byte aligned, row stride >= N and a whole number of 16 bytes.
+inline void require_tma_tile(const void* p, std::int64_t stride, std::int64_t n, int element_bytes,
+                             const char* unit, const char* where, const char* name) {
   require_aligned(p, where, name, 16);
-  require(stride >= n && stride % 8 == 0, where,
-          std::string(name) +
-              ": row stride must be >= N and a multiple of 8 elements (16 bytes, "
-              "for TMA); got " +
+  const int per_16_bytes = 16 / element_bytes;
+  require(stride >= n && stride % per_16_bytes == 0, where,
+          std::string(name) + ": row stride must be >= N and a multiple of " +
+              std::to_string(per_16_bytes) + " " + unit + " (16 bytes, for TMA); got " +
               std::to_string(stride));
 }
 
-// A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N), read or written by TMA.
+// A bf16 tile.
+inline void require_tile(const void* p, std::int64_t stride, std::int64_t n, const char* where,
+                         const char* name) {
+  require_tma_tile(p, stride, n, 2, "elements", where, name);
+}
+
+// A 32-bit tile of packed bf16 pairs, M × N (N = the GEMM's N).
 inline void require_packed_tile(const void* p, std::int64_t stride, std::int64_t n,
                                 const char* where, const char* name) {
-  require_aligned(p, where, name, 16);
-  require(stride >= n && stride % 4 == 0, where,
-          std::string(name) +
-              ": row stride must be >= N and a multiple of 4 32-bit elements "
-              "(16 bytes, for TMA); got " +
-              std::to_string(stride));
+  require_tma_tile(p, stride, n, 4, "32-bit elements", where, name);
 }
 
 // The packed Z and dZ tiles of the SwiGLU gradient programs (SwiGluPairsGrad, SwiGluBwd).

@@ -266,6 +266,19 @@ class Operands:
 
         return layout.pair_order(self["gk"], self.model.head_dim)
 
+    # Backward operands in CODA's layouts, and ⟨z, dz⟩, derived from the standard ones.
+    def _make_z_coda(self):
+        return _gate_up_to_coda(self["z"])
+
+    def _make_d_y_coda(self):
+        return _gate_up_to_coda(self["d_y"])
+
+    def _make_zdz(self):
+        """⟨Z, dZ⟩ per row of the consumer (Z = RMSNorm(X)·W_guᵀ), which the consumer's backward
+        hands the RMSNorm backward; computed here in fp32 from the normalized input."""
+        n = PYTORCH.rms_norm(self["x"], self["gamma"], self["sumsq"])
+        return ((n @ self["w_gate_up"].t()).float() * self["d_y"].float()).sum(-1)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -304,9 +317,17 @@ def _columns_to_standard(t: Operands, qkv: Tensor) -> Tensor:
 
 
 def _gate_up_to_standard(z: Tensor) -> Tensor:
+    """Gate/up columns interleaved (CODA) → [gate | up] halves."""
     from coda.nn import layout
 
     return torch.cat(layout.split_gate_up(z.t())).t()
+
+
+def _gate_up_to_coda(z: Tensor) -> Tensor:
+    """[gate | up] halves → interleaved, row-major as the ops read it."""
+    from coda.nn import layout
+
+    return layout.fuse_gate_up(*z.t().chunk(2)).t().contiguous()
 
 
 def _forward_cases(model: Model) -> list[Case]:
@@ -564,31 +585,6 @@ def _gelu_cases(model: Model) -> list[Case]:
 def cases(model: Model) -> list[Case]:
     return (_forward_cases(model) + [_swiglu_bwd_case(model), _rmsnorm_bwd_case(model)]
             + _cross_entropy_cases(model) + _gelu_cases(model))
-
-
-# Backward-only operands, derived from the standard ones (CODA's layouts and ⟨z, dz⟩).
-def _z_coda(t: Operands) -> Tensor:
-    from coda.nn import layout
-
-    return t["z"].index_select(1, layout._rows("gate_up", t.model.ffn).to(t.device))
-
-
-def _d_y_coda(t: Operands) -> Tensor:
-    from coda.nn import layout
-
-    return t["d_y"].index_select(1, layout._rows("gate_up", t.model.ffn).to(t.device))
-
-
-def _zdz(t: Operands) -> Tensor:
-    """⟨Z, dZ⟩ per row of the consumer (Z = RMSNorm(X)·W_guᵀ), which the consumer's backward hands
-    the RMSNorm backward; computed here in fp32 from the normalized input."""
-    n = PYTORCH.rms_norm(t["x"], t["gamma"], t["sumsq"])
-    return ((n @ t["w_gate_up"].t()).float() * t["d_y"].float()).sum(-1)
-
-
-Operands._make_z_coda = _z_coda
-Operands._make_d_y_coda = _d_y_coda
-Operands._make_zdz = _zdz
 
 
 def compiled(case: Case) -> Callable:
