@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Activation math for the epilogue, with the fast intrinsics (device-side). CUTLASS's SiLu divides
-// with IEEE rounding (a dozen instructions); __expf + __fdividef is a few, and its error (~2 ulp
-// of fp32) is far below the bf16 rounding of the output. silu(x) → 0 as x → −∞ (the quotient
-// becomes x · 0, not NaN: __fdividef returns 0 for a divisor above 2^126).
+// with IEEE rounding (a dozen instructions); one ex2 and one rcp (mufu.hpp) are two MUFU
+// instructions, and their error (~2 ulp of fp32) is far below the bf16 rounding of the output.
+// silu(x) → 0 as x → −∞: the quotient becomes x · 0 (1 / (1 + ∞) = 0), not NaN.
 #pragma once
 
 #include <cutlass/cutlass.h>
 
+#include "coda/epilogue/mufu.hpp"
+
 namespace coda::epilogue {
 
-CUTLASS_DEVICE float fast_silu(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
+// σ(x) = 1 / (1 + e^−x).
+CUTLASS_DEVICE float fast_sigmoid(float x) { return rcp_ftz(1.0f + fast_exp(-x)); }
 
-// silu'(x) = σ(x) · (1 + x · (1 − σ(x)))
-CUTLASS_DEVICE float fast_sigmoid(float x) { return __fdividef(1.0f, 1.0f + __expf(-x)); }
+// silu(x) = x · σ(x); silu'(x) = σ(x) · (1 + x · (1 − σ(x))) (gated.hpp).
+CUTLASS_DEVICE float fast_silu(float x) { return x * fast_sigmoid(x); }
 
 // GELU, tanh form (PyTorch's F.gelu(x, approximate="tanh"); CUTLASS's GELU is the erf form):
 //   gelu(x) = 0.5 · x · (1 + tanh(u)),  u = √(2/π) · (x + 0.044715 · x³),
@@ -22,7 +25,7 @@ CUTLASS_DEVICE float fast_sigmoid(float x) { return __fdividef(1.0f, 1.0f + __ex
 constexpr float kGeluTanh2Beta = 2.0f * 0.7978845608028654f;  // 2 · √(2/π)
 constexpr float kGeluTanhKappa = 0.044715f;
 CUTLASS_DEVICE float fast_gelu_tanh(float x) {
-  return __fdividef(x, 1.0f + __expf(-kGeluTanh2Beta * (x + kGeluTanhKappa * x * x * x)));
+  return x * fast_sigmoid(kGeluTanh2Beta * (x + kGeluTanhKappa * x * x * x));
 }
 // gelu'(x) = σ(z) + x · σ(z) · (1 − σ(z)) · z',  z = 2u,  z' = 2√(2/π) · (1 + 3 · 0.044715 · x²).
 // Beyond |x| = 30 it is exactly 1 or 0 in fp32, so x is clamped there (z' and x³ stay finite: no

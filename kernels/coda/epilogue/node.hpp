@@ -75,6 +75,11 @@ struct FragmentCoords {
     auto c = tCcD(cute::_, cute::_, cute::_, epi_m, epi_n)(epi_v * FragmentSize + i);
     return {m0 + int(cute::get<0>(c)), n0 + int(cute::get<1>(c))};
   }
+  template <int FragmentSize>
+  CUTLASS_DEVICE bool in_bounds(int epi_v, int epi_m, int epi_n, int i) const {
+    auto [m, n] = at<FragmentSize>(epi_v, epi_m, epi_n, i);
+    return m < M && n < N;
+  }
 };
 
 template <class Args>
@@ -83,6 +88,18 @@ CUTLASS_DEVICE auto fragment_coords(Args const& args) {
   return FragmentCoords<decltype(args.tCcD)>{
       args.tCcD, int(M) - int(cute::get<0>(args.residue_tCcD)),
       int(N) - int(cute::get<1>(args.residue_tCcD)), int(M), int(N)};
+}
+
+// Whether the CTA tile has any element inside (M, N) (the scheduler may round the tile grid up
+// to the cluster shape), and whether it has all of them inside: uniform per CTA.
+template <class Args>
+CUTLASS_DEVICE bool tile_in_bounds(Args const& args) {
+  return int(cute::get<0>(args.residue_cD)) > 0 && int(cute::get<1>(args.residue_cD)) > 0;
+}
+template <class Args>
+CUTLASS_DEVICE bool tile_interior(Args const& args) {
+  return int(cute::get<0>(args.residue_cD)) >= int(cute::size<0>(args.tile_shape_mnk)) &&
+         int(cute::get<1>(args.residue_cD)) >= int(cute::size<1>(args.tile_shape_mnk));
 }
 
 // Registers shaped like the thread's accumulator partition with stride 0 along N: element

@@ -6,8 +6,11 @@
 //                                       rows whose target is ignore_index are not written)
 //                  passes X on (soft-capped when params.softcap > 0: X ← c · tanh(X / c),
 //                  Gemma 2's logit soft-cap, applied before everything else).
-// State: a running (max, Σexp) per row in registers across the tile's subtiles; each subtile
-// first takes its own row maxima, so there is one rescale per row per subtile, not per element.
+// State: a running (max, Σexp) per row in registers across the tile's subtiles; each fragment
+// first takes its own row maxima, so there is at most one rescale per row per fragment, and each
+// element costs a max, an FFMA and an ex2 (the sum is kept in base 2, log2 e folded into the
+// shift). Tiles wholly inside (M, N), all but the last row and column of tiles, skip the
+// per-element bounds checks.
 // At the end of the tile the 4 lanes of a quad (which hold the whole row, node.hpp) combine their
 // states with shuffles and lane 0 of the quad writes. No atomics, no shared memory: the
 // combination order is fixed, so the result is deterministic. Non-finite logits give what
@@ -26,6 +29,7 @@
 #include <cutlass/bfloat16.h>
 
 #include "coda/epilogue/lse_math.hpp"
+#include "coda/epilogue/mufu.hpp"
 #include "coda/epilogue/node.hpp"
 
 namespace coda::epilogue {
@@ -54,6 +58,10 @@ CUTLASS_DEVICE void combine_lse(float& max, float& sum, float other_max, float o
   max = m;
 }
 
+// The running sum holds Σ 2^(x·log2 e − shift) with shift = max · log2 e, so each term costs one
+// FFMA and one MUFU.EX2. An empty row (max = −∞) takes shift = +∞: its terms (all −∞) give 2^−∞ = 0.
+CUTLASS_DEVICE float log2_shift(float max) { return max == -INFINITY ? INFINITY : max * kLog2e; }
+
 }  // namespace detail
 
 struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
@@ -65,23 +73,27 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
   template <class Coords, class RowF, class RowI, class RowCoords>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF run_max, RowF run_sum,
-                                          RowF subtile_max, RowI target, RowCoords row_coords,
-                                          int tile_n, bool tile_in_bounds, Params const& params)
+                                          RowF subtile_max, RowF shift, RowI target,
+                                          RowCoords row_coords, int tile_n, bool tile_in_bounds,
+                                          bool tile_interior, Params const& params)
         : coords(coords),
           run_max(run_max),
           run_sum(run_sum),
           subtile_max(subtile_max),
+          shift(shift),
           target(target),
           row_coords(row_coords),
           tile_n(tile_n),
           tile_in_bounds(tile_in_bounds),
+          tile_interior(tile_interior),
           params(params) {}
     Coords coords;
-    RowF run_max, run_sum, subtile_max;  // per row (stride 0 along N)
-    RowI target;                         // target column per row, −1: none
+    RowF run_max, run_sum, subtile_max, shift;  // per row (stride 0 along N)
+    RowI target;                                // target column per row, −1: none
     RowCoords row_coords;
     int tile_n;
     bool tile_in_bounds;
+    bool tile_interior;  // every element of the CTA tile inside (M, N): no per-element checks
     Params const& params;
 
     CUTLASS_DEVICE void begin() {
@@ -99,7 +111,31 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
                                    : static_cast<const std::int32_t*>(params.targets)[m];
           if (t == params.ignore_index || t < 0 || t >= coords.N) t = -1;
         }
-        target_k(k) = int(t);
+        target_k(k) = int(t);  // −1 also for rows ≥ M: no column matches it
+      }
+    }
+
+    // One pass of the fragment: the row maxima (kChecked: elements inside (M, N) only).
+    template <bool kChecked, int F, class Fragment, class SubMax>
+    CUTLASS_DEVICE void take_max(Fragment const& y, SubMax& sub_max, int epi_v, int epi_m,
+                                 int epi_n) const {
+      const int base = epi_v * F;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) {
+        // max_nan, not fmaxf: a NaN logit must reach the row's max and so its lse.
+        if (!kChecked || coords.template in_bounds<F>(epi_v, epi_m, epi_n, i))
+          sub_max(base + i) = max_nan(sub_max(base + i), float(y[i]));
+      }
+    }
+    // The second pass: Σ 2^(y·log2 e − shift) per row.
+    template <bool kChecked, int F, class Fragment, class Sum, class Shift>
+    CUTLASS_DEVICE void add_terms(Fragment const& y, Sum& sum, Shift const& shift_mn, int epi_v,
+                                  int epi_m, int epi_n) const {
+      const int base = epi_v * F;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) {
+        if (!kChecked || coords.template in_bounds<F>(epi_v, epi_m, epi_n, i))
+          sum(base + i) += exp2_ftz(fmaf(float(y[i]), kLog2e, -shift_mn(base + i)));
       }
     }
 
@@ -108,12 +144,13 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
                                                       int epi_v, int epi_m, int epi_n,
                                                       cutlass::Array<ElementIn, F> const& x) {
       auto sub_max = subtile_max(cute::_, cute::_, cute::_, epi_m, epi_n);
-      auto max_mn = run_max(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto sum_mn = run_sum(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto shift_mn = shift(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto target_mn = target(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto sub_max_k = unique_rows(subtile_max);
       auto max_k = unique_rows(run_max);
       auto sum_k = unique_rows(run_sum);
+      auto shift_k = unique_rows(shift);
       const int base = epi_v * F;
 
       cutlass::Array<ElementIn, F> y = x;
@@ -124,26 +161,31 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
       }
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(sub_max_k); ++k) sub_max_k(k) = -INFINITY;
-      bool in_bounds[F];
+      if (tile_interior)  // uniform per CTA
+        take_max<false, F>(y, sub_max, epi_v, epi_m, epi_n);
+      else
+        take_max<true, F>(y, sub_max, epi_v, epi_m, epi_n);
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < F; ++i) {
+      for (int i = 0; i < F; ++i) {  // rows without a target (and rows ≥ M) hold −1
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
-        in_bounds[i] = m < coords.M && n < coords.N;
-        // max_nan, not fmaxf: a NaN logit must reach the row's max and so its lse.
-        if (in_bounds[i]) sub_max(base + i) = max_nan(sub_max(base + i), float(y[i]));
-        if (n == target_mn(base + i) && m < coords.M) params.target_logits[m] = float(y[i]);
+        if (n == target_mn(base + i)) params.target_logits[m] = float(y[i]);
       }
-      // One rescale per row (rows this fragment does not touch have sub_max = −inf: no change).
+      // One rescale per row, where the max moved (rows this fragment does not touch have
+      // sub_max = −∞: no change), by 2^(old shift − new shift), the factor that turns the terms
+      // summed so far into terms of the new shift. From an empty row (old = −∞) it is 2^−∞ = 0,
+      // on a sum of 0; to a max of +∞ also 0 (the lse is then +∞ whatever the sum).
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(max_k); ++k) {
-        float m = max_nan(max_k(k), sub_max_k(k));
-        sum_k(k) *= detail::exp_shifted(max_k(k), m);
+        const float old = max_k(k), m = max_nan(old, sub_max_k(k));
+        const float new_shift = detail::log2_shift(m);
+        if (m != old) sum_k(k) *= exp2_ftz(old * kLog2e - new_shift);  // NaN: m != old
         max_k(k) = m;
+        shift_k(k) = new_shift;
       }
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < F; ++i) {
-        if (in_bounds[i]) sum_mn(base + i) += detail::exp_shifted(float(y[i]), max_mn(base + i));
-      }
+      if (tile_interior)
+        add_terms<false, F>(y, sum_mn, shift_mn, epi_v, epi_m, epi_n);
+      else
+        add_terms<true, F>(y, sum_mn, shift_mn, epi_v, epi_m, epi_n);
       return y;
     }
 
@@ -174,14 +216,14 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
     auto run_max = make_row_registers<float, ReferenceSrc>(args);
     auto run_sum = make_row_registers<float, ReferenceSrc>(args);
     auto subtile_max = make_row_registers<float, ReferenceSrc>(args);
+    auto shift = make_row_registers<float, ReferenceSrc>(args);
     auto target = make_row_registers<int, ReferenceSrc>(args);
     auto row_coords = unique_row_coords(run_max, args);
     int tile_n = int(cute::get<1>(args.tile_coord_mnkl));
-    bool tile_in_bounds =
-        int(cute::get<0>(args.residue_cD)) > 0 && int(cute::get<1>(args.residue_cD)) > 0;
     return ConsumerStoreCallbacks<decltype(coords), decltype(run_max), decltype(target),
                                   decltype(row_coords)>(
-        coords, run_max, run_sum, subtile_max, target, row_coords, tile_n, tile_in_bounds, params);
+        coords, run_max, run_sum, subtile_max, shift, target, row_coords, tile_n,
+        tile_in_bounds(args), tile_interior(args), params);
   }
 };
 
