@@ -14,7 +14,6 @@
 #include "coda/device_check.hpp"
 #include "coda/epilogue/lse_math.hpp"
 #include "coda/epilogue/merge.hpp"
-#include "coda/epilogue/mufu.hpp"
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
@@ -163,9 +162,9 @@ __global__ void count_targets(const void* targets, bool targets_int64, std::int6
 // The fwd+bwd op's per-row pass over a chunk of logits (one block per row, in place): soft-cap,
 // log Σ exp (online max/sum per thread, then a fixed-order block combine), the row's loss, then
 // logits → dlogits and ⟨raw logit, dlogit⟩. Two reads and one write of the row (the second read
-// mostly from L2), 16 bytes (8 logits) per thread and access; sums in base 2 (log2 e folded into
-// the shift: one FFMA and one ex2 per logit). The row's padding up to ld (a multiple of 8) takes
-// no part and is written 0. Deterministic.
+// mostly from L2), 16 bytes (8 logits) per thread and access; exponentials in base 2, one FFMA
+// and one ex2 per logit (lse_math.hpp). The row's padding up to ld (a multiple of 8) takes no
+// part and is written 0. Deterministic.
 constexpr int kRowThreads = 256;
 constexpr int kRowVector = 8;  // bf16 per 16-byte access
 struct RowArgs {
@@ -199,8 +198,6 @@ __device__ void load_logits(const __nv_bfloat16* at, float (&v)[kRowVector]) {
 }
 
 __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vocab, RowArgs a) {
-  using epilogue::exp2_ftz;
-  using epilogue::kLog2e;
   __shared__ float maxes[kRowThreads], sums[kRowThreads];
   __shared__ float target_logit;
   const int row = blockIdx.x;
@@ -209,25 +206,27 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
                                               : static_cast<const std::int32_t*>(a.targets)[row];
   if (threadIdx.x == 0) target_logit = NAN;  // stays NaN for a target out of [0, V)
   __syncthreads();
-  // Running max (max_nan: a NaN logit makes the row NaN) and Σ 2^(v·log2 e − shift), shift =
-  // max · log2 e (+∞ while the max is −∞, so that −∞ logits add 2^−∞ = 0).
+  // Running max (max_nan: a NaN logit makes the row NaN) and Σ exp(v − max) in base 2, fused or
+  // exact form by the max's scale (lse_math.hpp).
   float max = -INFINITY, sum = 0.0f;
   for (int n0 = threadIdx.x * kRowVector; n0 < vocab; n0 += kRowThreads * kRowVector) {
     float v[kRowVector];
     load_logits(y + n0, v);
     float vmax = -INFINITY;
-  #pragma unroll
-  for (int j = 0; j < kRowVector; ++j) {
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j) {
       v[j] = n0 + j < vocab ? capped(v[j], a.softcap) : -INFINITY;  // padding: no term
       if (n0 + j == target) target_logit = v[j];
       vmax = epilogue::max_nan(vmax, v[j]);
     }
     const float m = epilogue::max_nan(max, vmax);
-    const float shift = m == -INFINITY ? INFINITY : m * kLog2e;
-    if (m != max) sum *= exp2_ftz(max * kLog2e - shift);  // 0 from an empty start; NaN: m != max
+    const bool exact = epilogue::needs_exact_shift(m);
+    if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
     max = m;
-  #pragma unroll
-  for (int j = 0; j < kRowVector; ++j) sum += exp2_ftz(fmaf(v[j], kLog2e, -shift));
+    const float shift = epilogue::log2_shift(m);
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j)
+      sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
   }
   maxes[threadIdx.x] = max;
   sums[threadIdx.x] = sum;
@@ -252,7 +251,8 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   float scale = a.alpha == nullptr ? 1.0f : a.alpha[a.alpha_per_row ? row : 0];
   if (a.count != nullptr) scale /= a.count[0];
   if (ignored) scale = 0.0f;
-  const float p_scale = 1.0f + 2.0f * a.z_loss * lse, shift2 = shift * kLog2e;
+  const float p_scale = 1.0f + 2.0f * a.z_loss * lse, shift2 = shift * epilogue::kLog2e;
+  const bool exact = epilogue::needs_exact_shift(shift);
   float dot = 0.0f;
   for (int n0 = threadIdx.x * kRowVector; n0 < vocab; n0 += kRowThreads * kRowVector) {
     float raw[kRowVector];
@@ -262,7 +262,9 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   #pragma unroll
   for (int j = 0; j < kRowVector; ++j) {
       const float v = capped(raw[j], a.softcap);
-      float d = exp2_ftz(fmaf(v, kLog2e, -shift2)) * p_scale - (n0 + j == target ? 1.0f : 0.0f);
+      const float p =
+          exact ? epilogue::exp_term_exact(v, shift) : epilogue::exp_term_fused(v, shift2);
+      float d = p * p_scale - (n0 + j == target ? 1.0f : 0.0f);
       if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
       g[j] = n0 + j < vocab ? scale * d : 0.0f;
       dot = n0 + j < vocab ? fmaf(raw[j], g[j], dot) : dot;

@@ -6,6 +6,8 @@
 // Device-side; no CUTLASS.
 #pragma once
 
+#include "coda/epilogue/mufu.hpp"
+
 namespace coda::epilogue {
 
 // max(a, b) that returns NaN when either is NaN (fmaxf drops it): PTX max.NaN, one instruction
@@ -22,6 +24,34 @@ __device__ __forceinline__ float max_nan(float a, float b) {
 // addition; a finite one max + log(sum), sum ≥ 1.
 __device__ __forceinline__ float lse_of(float max, float sum) {
   return isinf(max) ? max : max + logf(sum);
+}
+
+// Σ exp(x − max) in base 2, one MUFU.EX2 per term. The fused form 2^(x·log2 e − shift), with
+// shift = fl(max · log2 e), is one FFMA; but the rounding of shift puts an absolute error of up to
+// |max| · 2^-24 into every exponent. Common to the row, it changes the lse by only that much, until
+// it overflows or underflows a term outright (|max| beyond ~2^30: the extreme-row tests reach
+// 1e18). A running sum whose max reaches kFusedShiftLimit (no real logit does) therefore takes the
+// exact form 2^((x − max) · log2 e), one FADD more. Below the limit the error is < 0.006 in the
+// exponent, so sums rescaled from one form into the other stay within that.
+constexpr float kFusedShiftLimit = 65536.0f;
+
+__device__ __forceinline__ bool needs_exact_shift(float max) {
+  return fabsf(max) >= kFusedShiftLimit && fabsf(max) != INFINITY;  // NaN: false
+}
+// The fused form's shift: max · log2 e; +∞ for an empty max (−∞), so that −∞ terms give 2^−∞ = 0.
+__device__ __forceinline__ float log2_shift(float max) {
+  return max == -INFINITY ? INFINITY : max * kLog2e;
+}
+__device__ __forceinline__ float exp_term_fused(float x, float shift) {
+  return exp2_ftz(fmaf(x, kLog2e, -shift));
+}
+__device__ __forceinline__ float exp_term_exact(float x, float max) {
+  return max == -INFINITY ? 0.0f : exp2_ftz((x - max) * kLog2e);
+}
+// The factor that turns a sum of terms for max `old` into one for max `m` (≥ old, or NaN), in the
+// form the terms take: 0 from an empty sum (old = −∞) and towards +∞ (the lse is then +∞).
+__device__ __forceinline__ float rescale_factor(float old, float m, bool exact) {
+  return exp2_ftz(exact ? (old - m) * kLog2e : old * kLog2e - log2_shift(m));
 }
 
 }  // namespace coda::epilogue

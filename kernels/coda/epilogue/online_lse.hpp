@@ -9,8 +9,8 @@
 // State: a running (max, Σexp) per row in registers across the tile's subtiles; each fragment
 // first takes its own row maxima, so there is at most one rescale per row per fragment, and each
 // element costs a max, an FFMA and an ex2 (the sum is kept in base 2, log2 e folded into the
-// shift). Tiles wholly inside (M, N), all but the last row and column of tiles, skip the
-// per-element bounds checks.
+// shift; rows of extreme scale take the exact form, lse_math.hpp). Tiles wholly inside (M, N),
+// all but the last row and column of tiles, skip the per-element bounds checks.
 // At the end of the tile the 4 lanes of a quad (which hold the whole row, node.hpp) combine their
 // states with shuffles and lane 0 of the quad writes. No atomics, no shared memory: the
 // combination order is fixed, so the result is deterministic. Non-finite logits give what
@@ -57,10 +57,6 @@ CUTLASS_DEVICE void combine_lse(float& max, float& sum, float other_max, float o
   sum = sum * exp_shifted(max, m) + other_sum * exp_shifted(other_max, m);
   max = m;
 }
-
-// The running sum holds Σ 2^(x·log2 e − shift) with shift = max · log2 e, so each term costs one
-// FFMA and one MUFU.EX2. An empty row (max = −∞) takes shift = +∞: its terms (all −∞) give 2^−∞ = 0.
-CUTLASS_DEVICE float log2_shift(float max) { return max == -INFINITY ? INFINITY : max * kLog2e; }
 
 }  // namespace detail
 
@@ -127,15 +123,17 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
           sub_max(base + i) = max_nan(sub_max(base + i), float(y[i]));
       }
     }
-    // The second pass: Σ 2^(y·log2 e − shift) per row.
-    template <bool kChecked, int F, class Fragment, class Sum, class Shift>
-    CUTLASS_DEVICE void add_terms(Fragment const& y, Sum& sum, Shift const& shift_mn, int epi_v,
-                                  int epi_m, int epi_n) const {
+    // The second pass: Σ exp(y − max) per row in base 2 (lse_math.hpp): the fused form, or
+    // (kExact, any scale) the exact one, which also checks bounds.
+    template <bool kChecked, bool kExact, int F, class Fragment, class Sum, class Shift, class Max>
+    CUTLASS_DEVICE void add_terms(Fragment const& y, Sum& sum, Shift const& shift_mn,
+                                  Max const& max_mn, int epi_v, int epi_m, int epi_n) const {
       const int base = epi_v * F;
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < F; ++i) {
         if (!kChecked || coords.template in_bounds<F>(epi_v, epi_m, epi_n, i))
-          sum(base + i) += exp2_ftz(fmaf(float(y[i]), kLog2e, -shift_mn(base + i)));
+          sum(base + i) += kExact ? exp_term_exact(float(y[i]), max_mn(base + i))
+                                  : exp_term_fused(float(y[i]), shift_mn(base + i));
       }
     }
 
@@ -170,22 +168,29 @@ struct OnlineLseNode : RegisterNode<OnlineLseArguments> {
         auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
         if (n == target_mn(base + i)) params.target_logits[m] = float(y[i]);
       }
-      // One rescale per row, where the max moved (rows this fragment does not touch have
-      // sub_max = −∞: no change), by 2^(old shift − new shift), the factor that turns the terms
-      // summed so far into terms of the new shift. From an empty row (old = −∞) it is 2^−∞ = 0,
-      // on a sum of 0; to a max of +∞ also 0 (the lse is then +∞ whatever the sum).
+      // The rows' new maxima (in sub_max_k), and whether any needs the exact form (uniform per
+      // thread; rows of this fragment or not, they share the thread's loop).
+      bool exact = false;
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(max_k); ++k) {
-        const float old = max_k(k), m = max_nan(old, sub_max_k(k));
-        const float new_shift = detail::log2_shift(m);
-        if (m != old) sum_k(k) *= exp2_ftz(old * kLog2e - new_shift);  // NaN: m != old
-        max_k(k) = m;
-        shift_k(k) = new_shift;
+        sub_max_k(k) = max_nan(max_k(k), sub_max_k(k));
+        exact |= needs_exact_shift(sub_max_k(k));
       }
-      if (tile_interior)
-        add_terms<false, F>(y, sum_mn, shift_mn, epi_v, epi_m, epi_n);
+      // One rescale per row, where the max moved (rows this fragment does not touch keep theirs).
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(max_k); ++k) {
+        const float old = max_k(k), m = sub_max_k(k);
+        if (m != old) sum_k(k) *= rescale_factor(old, m, exact);  // NaN: m != old
+        max_k(k) = m;
+        shift_k(k) = log2_shift(m);
+      }
+      auto max_mn = run_max(cute::_, cute::_, cute::_, epi_m, epi_n);
+      if (exact)
+        add_terms<true, true, F>(y, sum_mn, shift_mn, max_mn, epi_v, epi_m, epi_n);
+      else if (tile_interior)
+        add_terms<false, false, F>(y, sum_mn, shift_mn, max_mn, epi_v, epi_m, epi_n);
       else
-        add_terms<true, F>(y, sum_mn, shift_mn, epi_v, epi_m, epi_n);
+        add_terms<true, false, F>(y, sum_mn, shift_mn, max_mn, epi_v, epi_m, epi_n);
       return y;
     }
 
