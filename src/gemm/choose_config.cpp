@@ -36,6 +36,13 @@ KernelChoice rule(int m, int n, int k) {
           Decomposition::kHeuristic};
 }
 
+// Tiles of 128 × 256 in 4 waves of a 132-SM part (both tuned GPUs): from here on a kernel's
+// tail wave is a small share of its time, and the tile, raster and swizzle tuned at one token
+// count keep their ranking at another.
+constexpr long kManyWaveTiles = 4 * 132;
+
+long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
+
 }  // namespace
 
 const TunedKernel* tuned_table(TunedGpu gpu) {
@@ -53,11 +60,17 @@ const TunedKernel* tuned_table(TunedGpu gpu) {
 double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k) {
   const int same = (m == tuned_m) + (n == tuned_n) + (k == tuned_k);
   if (same == 3) return 0.0;
+  if (same < 2) return std::numeric_limits<double>::infinity();
   const double ratio = m != tuned_m   ? double(m) / tuned_m
                        : n != tuned_n ? double(n) / tuned_n
                                       : double(k) / tuned_k;
-  if (same < 2 || ratio < 0.5 || ratio > 2.0) return std::numeric_limits<double>::infinity();
-  return std::fabs(std::log2(ratio));
+  const double distance = std::fabs(std::log2(ratio));
+  if (distance <= 1.0) return distance;
+  // Further in M (the token count of a forward or dgrad GEMM and of every fused op): only where
+  // both shapes run many waves.
+  const bool many_waves = m != tuned_m && tiles_128x256(m, n) >= kManyWaveTiles &&
+                          tiles_128x256(tuned_m, n) >= kManyWaveTiles;
+  return many_waves ? distance : std::numeric_limits<double>::infinity();
 }
 
 bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config) {

@@ -28,9 +28,11 @@ const TunedKernel* tuned_table(TunedGpu gpu);
 
 // How far a tuned shape is from (m, n, k), for the table lookups: 0 when equal; when two dims are
 // equal and the third (in practice the token count: M forward and dgrad, K wgrad) is within a
-// factor of 2, |log2| of its ratio; otherwise infinity. A table entry serves its nearest shapes:
-// a batch or sequence length near a tuned one wants the same tile, raster and swizzle, while
-// another model width may not (so widths must match).
+// factor of 2, |log2| of its ratio; the same beyond 2× in M where both shapes fill at least 4
+// waves of 128 × 256 tiles on 132 SMs; otherwise infinity. A table entry serves its nearest
+// shapes: a batch or sequence length near a tuned one wants the same tile, raster and swizzle
+// (measured at M = 5194 against entries tuned at 16384: bench/RESULTS.md), while another model
+// width may not (so widths must match).
 double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k);
 
 // Whether a kernel for (layout, D dtype, config) is compiled into the library.

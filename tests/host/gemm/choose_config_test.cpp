@@ -4,6 +4,7 @@
 // (choose_kernel_for), not only the current device's: a host without a GPU gets the rule alone.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <iterator>
 #include <vector>
 
@@ -112,6 +113,24 @@ TEST(ChooseKernel, Deterministic) {
         << to_string(calls[i].gpu) << " " << to_string(calls[i].layout) << " " << calls[i].m << "x"
         << calls[i].n << "x" << calls[i].k;
   }
+}
+
+TEST(TunedShapeDistance, NearestTokenCountServes) {
+  EXPECT_EQ(tuned_shape_distance(16384, 4096, 4096, 16384, 4096, 4096), 0.0);
+  // Within 2× in the differing dim: |log2| of the ratio (M, or K for a wgrad).
+  EXPECT_DOUBLE_EQ(tuned_shape_distance(8192, 4096, 4096, 16384, 4096, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(tuned_shape_distance(4096, 4096, 8192, 4096, 4096, 16384), 1.0);
+  // Beyond 2× in M where both run ≥ 4 waves of 128 × 256 tiles: the LM head at 5194 tokens is
+  // served by its 16384 entry, farther than any entry within 2×.
+  EXPECT_NEAR(tuned_shape_distance(5194, 128256, 2048, 16384, 128256, 2048),
+              std::log2(16384.0 / 5194), 1e-12);
+  EXPECT_NEAR(tuned_shape_distance(65536, 16384, 2048, 16384, 16384, 2048), 2.0, 1e-12);
+  // Few tiles at the query (41 × 8 at N = 2048: under 4 waves): the rule, not a far entry.
+  EXPECT_TRUE(std::isinf(tuned_shape_distance(5194, 2048, 2048, 16384, 2048, 2048)));
+  // Beyond 2× in K (a wgrad's token count) or in N (another width), or two dims apart: never.
+  EXPECT_TRUE(std::isinf(tuned_shape_distance(4096, 4096, 65536, 4096, 4096, 16384)));
+  EXPECT_TRUE(std::isinf(tuned_shape_distance(16384, 16384, 4096, 16384, 4096, 4096)));
+  EXPECT_TRUE(std::isinf(tuned_shape_distance(12288, 6144, 4096, 16384, 4096, 4096)));
 }
 
 TEST(ChooseKernel, RuleForUntunedShapes) {
