@@ -13,70 +13,63 @@ using namespace launch_detail;  // this file holds launchers built on that machi
 
 void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                const RowScaleParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::row_scale";
-  if (params.alpha) require_aligned(params.alpha, kWhere, "params.alpha", 4);
-  require_aligned(params.row_scale, kWhere, "params.row_scale", 4);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.alpha, "params.alpha"}, {params.row_scale, "params.row_scale"}});
+  ParamChecks checks("coda::epilogue::row_scale");
+  checks.optional_aligned(params.alpha, "alpha", 4);
+  checks.aligned(params.row_scale, "row_scale", 4);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
                        const BiasSiluColSumParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::bias_silu_col_sum";
-  require_aligned(params.bias, kWhere, "params.bias", 16);
-  require_aligned(params.col_partials, kWhere, "params.col_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.bias, "params.bias"}, {params.col_partials, "params.col_partials"}});
+  ParamChecks checks("coda::epilogue::bias_silu_col_sum");
+  checks.aligned(params.bias, "bias", 16);
+  checks.aligned(params.col_partials, "col_partials", 16);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void activation(const TensorView& D, const TensorView& A, const TensorView& B,
                 const ActivationParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  launch("coda::epilogue::activation", D, A, B, params, choice, stream);
+  launch(D, A, B, params, choice, stream, ParamChecks("coda::epilogue::activation"));
 }
 
 void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::residual_add";
-  require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
-  launch(kWhere, D, A, B, params, choice, stream, {{params.residual, "params.residual"}});
+  ParamChecks checks("coda::epilogue::residual_add");
+  checks.tile(params.residual, params.residual_stride, D.shape[1], "residual");
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
                      const RowSumSquaresParams& params, gemm::KernelChoice choice,
                      cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::row_sum_squares";
-  require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.sumsq_partials, "params.sumsq_partials"}});
+  ParamChecks checks("coda::epilogue::row_sum_squares");
+  checks.aligned(params.sumsq_partials, "sumsq_partials", 16);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
                        const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_grad";
-  require_packed_z_dz(params, D.shape[1], kWhere);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.packed_z, "params.packed_z"}, {params.packed_dz, "params.packed_dz"}});
+  ParamChecks checks("coda::epilogue::swiglu_pairs_grad");
+  check_packed_z_dz(params, D.shape[1], checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
                          const ResidualAccumulateParams& params, gemm::KernelChoice choice,
                          cudaStream_t stream) {
-  launch("coda::epilogue::residual_accumulate", D, A, B, params, choice, stream);
+  launch(D, A, B, params, choice, stream, ParamChecks("coda::epilogue::residual_accumulate"));
 }
 
 void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
                             const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,
                             cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::cross_entropy_partials";
-  require_aligned(params.lse_partials, kWhere, "params.lse_partials", 4);
-  const gemm::GemmProblem problem = gemm::make_gemm_problem(D, A, B, kWhere);  // valid M, N first
-  check_cross_entropy(params, problem, choice.config, kWhere);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.lse_partials, "params.lse_partials"},
-          {params.targets, "params.targets"},
-          {params.target_logits, "params.target_logits"}});
+  ParamChecks checks("coda::epilogue::cross_entropy_partials");
+  require_aligned(params.lse_partials, checks.where(), "params.lse_partials", 4);  // before M, N
+  const gemm::GemmProblem problem = gemm::make_gemm_problem(D, A, B, checks.where());
+  check_cross_entropy(params, problem, choice.config, checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 }  // namespace coda::epilogue

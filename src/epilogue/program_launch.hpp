@@ -7,9 +7,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "coda/device_check.hpp"
 #include "coda/epilogue/merge.hpp"
@@ -89,31 +90,77 @@ inline void require_packed_tile(const void* p, std::int64_t stride, std::int64_t
   require_tma_tile(p, stride, n, 4, "32-bit elements", where, name);
 }
 
-// The packed Z and dZ tiles of the SwiGLU gradient programs (SwiGluPairsGrad, SwiGluBwd).
-template <class Params>
-void require_packed_z_dz(const Params& params, std::int64_t n, const char* where) {
-  require_packed_tile(params.packed_z, params.packed_z_stride, n, where, "params.packed_z");
-  require_packed_tile(params.packed_dz, params.packed_dz_stride, n, where, "params.packed_dz");
-}
-
 inline void require_even_n(std::int64_t n, const char* where) {
   require(n % 2 == 0, where,
           "N: must be even (the program works on column pairs); got " + std::to_string(n));
 }
 
-// The params' own device pointers (null ones are optional inputs, already checked where required).
+// A device pointer of the params, by its name in messages; null ones are optional inputs,
+// already checked where required.
 struct ParamPointer {
   const void* ptr;
-  const char* name;
+  std::string name;
 };
+
+// A launcher's checks of its params, each device pointer named once: validated where it is
+// declared (alignment, or a TMA tile's stride) and kept for the launch's device-memory check.
+// member("rstd") is the view of a nested params struct ("params.rstd.…"), adding to the same list
+// (the list is held by the launcher's own ParamChecks, so a const view can still add to it).
+class ParamChecks {
+ public:
+  explicit ParamChecks(const char* where) : where_(where), prefix_("params"), list_(&own_) {}
+  ParamChecks(const ParamChecks&) = delete;
+  ParamChecks& operator=(const ParamChecks&) = delete;
+
+  ParamChecks member(const char* field) const { return ParamChecks(where_, name(field), list_); }
+  const char* where() const { return where_; }
+  std::string name(const char* field) const { return prefix_ + "." + field; }
+  const std::vector<ParamPointer>& pointers() const { return *list_; }
+
+  // Non-null and aligned to `bytes`.
+  void aligned(const void* p, const char* field, std::size_t bytes) const {
+    require_aligned(p, where_, name(field).c_str(), bytes);
+    list_->push_back({p, name(field)});
+  }
+  // Optional (null: off); aligned to `bytes` when given.
+  void optional_aligned(const void* p, const char* field, std::size_t bytes) const {
+    if (p != nullptr) require_aligned(p, where_, name(field).c_str(), bytes);
+    list_->push_back({p, name(field)});
+  }
+  // A bf16 M × N tile read or written by TMA.
+  void tile(const void* p, std::int64_t stride, std::int64_t n, const char* field) const {
+    require_tile(p, stride, n, where_, name(field).c_str());
+    list_->push_back({p, name(field)});
+  }
+  // A 32-bit M × N tile of packed bf16 pairs.
+  void packed_tile(const void* p, std::int64_t stride, std::int64_t n, const char* field) const {
+    require_packed_tile(p, stride, n, where_, name(field).c_str());
+    list_->push_back({p, name(field)});
+  }
+  void require(bool ok, const std::string& message) const { coda::require(ok, where_, message); }
+
+ private:
+  ParamChecks(const char* where, std::string prefix, std::vector<ParamPointer>* list)
+      : where_(where), prefix_(std::move(prefix)), list_(list) {}
+  const char* where_;
+  std::string prefix_;
+  std::vector<ParamPointer> own_;
+  std::vector<ParamPointer>* list_;
+};
+
+// The packed Z and dZ tiles of the SwiGLU gradient programs (SwiGluPairsGrad, SwiGluBwd).
+template <class Params>
+void check_packed_z_dz(const Params& params, std::int64_t n, const ParamChecks& checks) {
+  checks.packed_tile(params.packed_z, params.packed_z_stride, n, "packed_z");
+  checks.packed_tile(params.packed_dz, params.packed_dz_stride, n, "packed_dz");
+}
 
 // Finds the program's kernel for choice.config and runs it on the validated problem `p`; D is
 // null for programs that store no D.
 template <class Params>
 void run_program(const char* where, const gemm::GemmProblem& p, const TensorView* D,
                  const TensorView& A, const TensorView& B, const Params& params,
-                 gemm::KernelChoice choice, cudaStream_t stream,
-                 std::initializer_list<ParamPointer> param_pointers) {
+                 gemm::KernelChoice choice, cudaStream_t stream, const ParamChecks& checks) {
   const gemm::OperandLayout layout = compiled_layout<Params>();
   require(p.layout == layout, where,
           std::string("A and B: this program is compiled for the ") + gemm::to_string(layout) +
@@ -131,36 +178,38 @@ void run_program(const char* where, const gemm::GemmProblem& p, const TensorView
     require_device_memory(A.data, p.device, where, "A");
     require_device_memory(B.data, p.device, where, "B");
   }
-  for (const ParamPointer& q : param_pointers)
-    if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name);
+  for (const ParamPointer& q : checks.pointers())
+    if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name.c_str());
   run(p, choice, params, nullptr, stream);
 }
 
+// The launch of a program that writes bf16 D, its params checked (`checks.where()` names the
+// launcher in every message).
 template <class Params>
-void launch(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
-            const Params& params, gemm::KernelChoice choice, cudaStream_t stream,
-            std::initializer_list<ParamPointer> param_pointers = {}) {
+void launch(const TensorView& D, const TensorView& A, const TensorView& B, const Params& params,
+            gemm::KernelChoice choice, cudaStream_t stream, const ParamChecks& checks) {
+  const char* where = checks.where();
   gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, where);
   require(p.d_dtype == DType::kBF16, where, "D: the epilogue programs write bf16 D");
-  run_program(where, p, &D, A, B, params, choice, stream, param_pointers);
+  run_program(where, p, &D, A, B, params, choice, stream, checks);
 }
 
 // Cross-entropy partials (the example with D, the library's loss-only program): where the
 // partials go must match the config's layout.
 inline void check_cross_entropy(const CrossEntropyPartialsParams& params,
                                 const gemm::GemmProblem& problem, gemm::TileConfig config,
-                                const char* where) {
-  require_aligned(params.lse_partials, where, "params.lse_partials", 4);
-  require(params.softcap >= 0.0f && params.softcap < INFINITY, where,
-          "params.softcap: must be finite and non-negative (0: off)");
-  if (params.targets != nullptr) {
-    require_aligned(params.targets, where, "params.targets", params.targets_int64 ? 8 : 4);
-    require_aligned(params.target_logits, where, "params.target_logits", 4);
+                                const ParamChecks& checks) {
+  checks.aligned(params.lse_partials, "lse_partials", 4);
+  checks.require(params.softcap >= 0.0f && params.softcap < INFINITY,
+                 "params.softcap: must be finite and non-negative (0: off)");
+  if (params.targets != nullptr) {  // without targets the capture is off
+    checks.aligned(params.targets, "targets", params.targets_int64 ? 8 : 4);
+    checks.aligned(params.target_logits, "target_logits", 4);
   }
   const std::int64_t padded = per_row_partial_layout(config, problem.m, problem.n).padded;
-  require(params.lse_padded == padded, where,
-          "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
-              std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
+  checks.require(params.lse_padded == padded,
+                 "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
+                     std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
 }
 
 }  // namespace launch_detail

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Launchers of the library's epilogue programs: validate -> find the instance -> launch
-// (program_launch.hpp). The example programs' launchers: example_launchers.cpp.
+// (program_launch.hpp). Each params struct's checks are written once (check_* below), naming and
+// validating each of its device pointers once; a program's launcher composes the checks of its
+// parts. The example programs' launchers: example_launchers.cpp.
 #include "coda/epilogue/program_launchers.hpp"
 
 #include <string>
@@ -12,170 +14,154 @@ namespace coda::epilogue {
 
 using namespace launch_detail;  // this file holds launchers built on that machinery
 
+namespace {
+
+void check_gated(const SwiGluPairsParams& params, std::int64_t n, const ParamChecks& checks) {
+  require_even_n(n, checks.where());
+  checks.aligned(params.gated, "gated", 4);
+  checks.require(params.gated_stride >= n / 2 && params.gated_stride % 2 == 0,
+                 checks.name("gated_stride") +
+                     ": must be >= N/2 and even (4-byte pair stores); got " +
+                     std::to_string(params.gated_stride));
+}
+
+void check_rope(const RopeRotateParams& params, const TensorView& D, const ParamChecks& checks) {
+  require_even_n(D.shape[1], checks.where());
+  checks.aligned(params.positions, "positions", 4);
+  checks.aligned(params.frequencies, "frequencies", 8);
+}
+
+void check_rstd(const RstdRowScaleParams& params, std::int64_t m, const ParamChecks& checks) {
+  checks.aligned(params.sumsq_partials, "sumsq_partials", 4);
+  checks.require(params.partial_tiles > 0 && params.partial_padded >= m,
+                 checks.name("partial_tiles/partial_padded") +
+                     ": need tiles > 0 and padded >= M; got " +
+                     std::to_string(params.partial_tiles) + ", " +
+                     std::to_string(params.partial_padded));
+  checks.require(params.width > 0, checks.name("width") + ": must be positive");
+  checks.require(params.eps >= 0.0f, checks.name("eps") + ": must be non-negative");
+}
+
+void check_qk_norm(const QkNormRopeParams& params, const TensorView& D, const ParamChecks& checks) {
+  check_rope(params.rope, D, checks.member("rope"));
+  const int hd = params.head_dim;
+  checks.require(hd == 64 || hd == 128,
+                 checks.name("head_dim") +
+                     ": must be 64 or 128 (whole heads per epilogue subtile); got " +
+                     std::to_string(hd));
+  checks.require(D.shape[1] % hd == 0, "D: N must be a multiple of head_dim " +
+                                           std::to_string(hd) + "; got " +
+                                           std::to_string(D.shape[1]));
+  checks.require(params.q_columns > 0 && params.q_columns % hd == 0 &&
+                     params.qk_columns > params.q_columns && params.qk_columns % hd == 0 &&
+                     params.qk_columns <= D.shape[1],
+                 checks.name("q_columns/qk_columns") +
+                     ": need 0 < q_columns < qk_columns <= N, multiples of head_dim; got " +
+                     std::to_string(params.q_columns) + ", " + std::to_string(params.qk_columns));
+  checks.aligned(params.q_norm_weight, "q_norm_weight", 4);
+  checks.aligned(params.k_norm_weight, "k_norm_weight", 4);
+  checks.require(params.eps >= 0.0f, checks.name("eps") + ": must be non-negative");
+}
+
+void check_qk_norm_save_pre(const QkNormRopeSavePreParams& params, const TensorView& D,
+                            const ParamChecks& checks) {
+  check_qk_norm(params.qk, D, checks.member("qk"));
+  checks.tile(params.pre, params.pre_stride, D.shape[1], "pre");
+}
+
+void check_rms_norm_bwd(const RmsNormBwdParams& params, const TensorView& D,
+                        const ParamChecks& checks) {
+  checks.optional_aligned(params.alpha, "alpha", 4);
+  check_rstd(params.rstd, D.shape[0], checks.member("rstd"));
+  checks.require(params.rstd.width == D.shape[1],
+                 "params.rstd.width: must be D's N (the features normalised) = " +
+                     std::to_string(D.shape[1]) + "; got " + std::to_string(params.rstd.width));
+  checks.tile(params.x, params.x_stride, D.shape[1], "x");
+  checks.aligned(params.norm_weight, "norm_weight", 16);
+  checks.aligned(params.zdz, "zdz", 4);
+  checks.tile(params.normed, params.normed_stride, D.shape[1], "normed");
+  checks.aligned(params.dw_partials, "dw_partials", 16);
+}
+
+}  // namespace
+
 bool has_program_instance(gemm::TileConfig config) {
   return find<RstdRowScaleParams>(config) != nullptr;
 }
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::residual_rms";
-  require_tile(params.residual, params.residual_stride, D.shape[1], kWhere, "params.residual");
-  require_aligned(params.norm_weight, kWhere, "params.norm_weight", 16);
-  require_tile(params.normed, params.normed_stride, D.shape[1], kWhere, "params.normed");
-  require_aligned(params.sumsq_partials, kWhere, "params.sumsq_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.residual, "params.residual"},
-          {params.norm_weight, "params.norm_weight"},
-          {params.normed, "params.normed"},
-          {params.sumsq_partials, "params.sumsq_partials"}});
+  ParamChecks checks("coda::epilogue::residual_rms");
+  checks.tile(params.residual, params.residual_stride, D.shape[1], "residual");
+  checks.aligned(params.norm_weight, "norm_weight", 16);
+  checks.tile(params.normed, params.normed_stride, D.shape[1], "normed");
+  checks.aligned(params.sumsq_partials, "sumsq_partials", 16);
+  launch(D, A, B, params, choice, stream, checks);
 }
-
-namespace {
-
-void check_gated(const SwiGluPairsParams& params, std::int64_t n, const char* where,
-                 const std::string& name) {
-  require_even_n(n, where);
-  require_aligned(params.gated, where, (name + ".gated").c_str(), 4);
-  require(params.gated_stride >= n / 2 && params.gated_stride % 2 == 0, where,
-          name + ".gated_stride: must be >= N/2 and even (4-byte pair stores); got " +
-              std::to_string(params.gated_stride));
-}
-
-void check_rope(const RopeRotateParams& params, const TensorView& D, const char* where,
-                const std::string& name) {
-  require_even_n(D.shape[1], where);
-  require_aligned(params.positions, where, (name + ".positions").c_str(), 4);
-  require_aligned(params.frequencies, where, (name + ".frequencies").c_str(), 8);
-}
-
-void check_rstd(const RstdRowScaleParams& params, std::int64_t m, const char* where,
-                const std::string& name) {
-  require_aligned(params.sumsq_partials, where, (name + ".sumsq_partials").c_str(), 4);
-  require(params.partial_tiles > 0 && params.partial_padded >= m, where,
-          name + ".partial_tiles/partial_padded: need tiles > 0 and padded >= M; got " +
-              std::to_string(params.partial_tiles) + ", " + std::to_string(params.partial_padded));
-  require(params.width > 0, where, name + ".width: must be positive");
-  require(params.eps >= 0.0f, where, name + ".eps: must be non-negative");
-}
-
-}  // namespace
 
 void swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                   const SwiGluPairsParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::swiglu_pairs";
-  check_gated(params, D.shape[1], kWhere, "params");
-  launch(kWhere, D, A, B, params, choice, stream, {{params.gated, "params.gated"}});
+  ParamChecks checks("coda::epilogue::swiglu_pairs");
+  check_gated(params, D.shape[1], checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
                  const RopeRotateParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rope_rotate";
-  check_rope(params, D, kWhere, "params");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.positions, "params.positions"}, {params.frequencies, "params.frequencies"}});
+  ParamChecks checks("coda::epilogue::rope_rotate");
+  check_rope(params, D, checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rstd_swiglu_pairs(const TensorView& D, const TensorView& A, const TensorView& B,
                        const RstdSwiGluPairsParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_swiglu_pairs";
-  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
-  check_gated(params.gated, D.shape[1], kWhere, "params.gated");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-          {params.gated.gated, "params.gated.gated"}});
+  ParamChecks checks("coda::epilogue::rstd_swiglu_pairs");
+  check_rstd(params.rstd, D.shape[0], checks.member("rstd"));
+  check_gated(params.gated, D.shape[1], checks.member("gated"));
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rstd_rope_rotate(const TensorView& D, const TensorView& A, const TensorView& B,
                       const RstdRopeRotateParams& params, gemm::KernelChoice choice,
                       cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_rope_rotate";
-  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
-  check_rope(params.rope, D, kWhere, "params.rope");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-          {params.rope.positions, "params.rope.positions"},
-          {params.rope.frequencies, "params.rope.frequencies"}});
+  ParamChecks checks("coda::epilogue::rstd_rope_rotate");
+  check_rstd(params.rstd, D.shape[0], checks.member("rstd"));
+  check_rope(params.rope, D, checks.member("rope"));
+  launch(D, A, B, params, choice, stream, checks);
 }
-
-namespace {
-void check_qk_norm(const QkNormRopeParams& params, const TensorView& D, const char* where,
-                   const std::string& name) {
-  check_rope(params.rope, D, where, name + ".rope");
-  const int hd = params.head_dim;
-  require(hd == 64 || hd == 128, where,
-          name + ".head_dim: must be 64 or 128 (whole heads per epilogue subtile); got " +
-              std::to_string(hd));
-  require(D.shape[1] % hd == 0, where,
-          "D: N must be a multiple of head_dim " + std::to_string(hd) + "; got " +
-              std::to_string(D.shape[1]));
-  require(params.q_columns > 0 && params.q_columns % hd == 0 &&
-              params.qk_columns > params.q_columns && params.qk_columns % hd == 0 &&
-              params.qk_columns <= D.shape[1],
-          where,
-          name +
-              ".q_columns/qk_columns: need 0 < q_columns < qk_columns <= N, multiples of "
-              "head_dim; got " +
-              std::to_string(params.q_columns) + ", " + std::to_string(params.qk_columns));
-  require_aligned(params.q_norm_weight, where, (name + ".q_norm_weight").c_str(), 4);
-  require_aligned(params.k_norm_weight, where, (name + ".k_norm_weight").c_str(), 4);
-  require(params.eps >= 0.0f, where, name + ".eps: must be non-negative");
-}
-}  // namespace
 
 void qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
                   const QkNormRopeParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::qk_norm_rope";
-  check_qk_norm(params, D, kWhere, "params");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.rope.positions, "params.rope.positions"},
-          {params.rope.frequencies, "params.rope.frequencies"},
-          {params.q_norm_weight, "params.q_norm_weight"},
-          {params.k_norm_weight, "params.k_norm_weight"}});
+  ParamChecks checks("coda::epilogue::qk_norm_rope");
+  check_qk_norm(params, D, checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rstd_qk_norm_rope(const TensorView& D, const TensorView& A, const TensorView& B,
                        const RstdQkNormRopeParams& params, gemm::KernelChoice choice,
                        cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_qk_norm_rope";
-  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
-  check_qk_norm(params.qk, D, kWhere, "params.qk");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-          {params.qk.rope.positions, "params.qk.rope.positions"},
-          {params.qk.rope.frequencies, "params.qk.rope.frequencies"},
-          {params.qk.q_norm_weight, "params.qk.q_norm_weight"},
-          {params.qk.k_norm_weight, "params.qk.k_norm_weight"}});
+  ParamChecks checks("coda::epilogue::rstd_qk_norm_rope");
+  check_rstd(params.rstd, D.shape[0], checks.member("rstd"));
+  check_qk_norm(params.qk, D, checks.member("qk"));
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
                            const QkNormRopeSavePreParams& params, gemm::KernelChoice choice,
                            cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::qk_norm_rope_save_pre";
-  check_qk_norm(params.qk, D, kWhere, "params.qk");
-  require_tile(params.pre, params.pre_stride, D.shape[1], kWhere, "params.pre");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.qk.rope.positions, "params.qk.rope.positions"},
-          {params.qk.rope.frequencies, "params.qk.rope.frequencies"},
-          {params.qk.q_norm_weight, "params.qk.q_norm_weight"},
-          {params.qk.k_norm_weight, "params.qk.k_norm_weight"},
-          {params.pre, "params.pre"}});
+  ParamChecks checks("coda::epilogue::qk_norm_rope_save_pre");
+  check_qk_norm_save_pre(params, D, checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rstd_qk_norm_rope_save_pre(const TensorView& D, const TensorView& A, const TensorView& B,
                                 const RstdQkNormRopeSavePreParams& params,
                                 gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_qk_norm_rope_save_pre";
-  check_rstd(params.rstd, D.shape[0], kWhere, "params.rstd");
-  check_qk_norm(params.qk.qk, D, kWhere, "params.qk.qk");
-  require_tile(params.qk.pre, params.qk.pre_stride, D.shape[1], kWhere, "params.qk.pre");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-          {params.qk.qk.rope.positions, "params.qk.qk.rope.positions"},
-          {params.qk.qk.rope.frequencies, "params.qk.qk.rope.frequencies"},
-          {params.qk.qk.q_norm_weight, "params.qk.qk.q_norm_weight"},
-          {params.qk.qk.k_norm_weight, "params.qk.qk.k_norm_weight"},
-          {params.qk.pre, "params.qk.pre"}});
+  ParamChecks checks("coda::epilogue::rstd_qk_norm_rope_save_pre");
+  check_rstd(params.rstd, D.shape[0], checks.member("rstd"));
+  check_qk_norm_save_pre(params.qk, D, checks.member("qk"));
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 template <class Params>
@@ -183,25 +169,14 @@ void bias_gelu(const TensorView& D, const TensorView& A, const TensorView& B, co
                gemm::KernelChoice choice, cudaStream_t stream) {
   constexpr bool kForward = std::is_base_of_v<BiasGeluParams, Params>;
   constexpr bool kPre = !std::is_same_v<Params, BiasGeluParams>;
-  const char* where = !kForward ? "coda::epilogue::bias_gelu_bwd"
-                      : kPre    ? "coda::epilogue::bias_gelu_save_pre"
-                                : "coda::epilogue::bias_gelu";
+  ParamChecks checks(!kForward ? "coda::epilogue::bias_gelu_bwd"
+                     : kPre    ? "coda::epilogue::bias_gelu_save_pre"
+                               : "coda::epilogue::bias_gelu");
   // Each program's own pointers: the bias, the saved pre-activation tile, the ∂b partials.
-  const void *bias = nullptr, *pre = nullptr, *partials = nullptr;
-  if constexpr (kForward) {
-    require_aligned(p.bias, where, "params.bias", 16);
-    bias = p.bias;
-  }
-  if constexpr (kPre) {
-    require_tile(p.pre, p.pre_stride, D.shape[1], where, "params.pre");
-    pre = p.pre;
-  }
-  if constexpr (!kForward) {
-    require_aligned(p.dbias_partials, where, "params.dbias_partials", 16);
-    partials = p.dbias_partials;
-  }
-  launch(where, D, A, B, p, choice, stream,
-         {{bias, "params.bias"}, {pre, "params.pre"}, {partials, "params.dbias_partials"}});
+  if constexpr (kForward) checks.aligned(p.bias, "bias", 16);
+  if constexpr (kPre) checks.tile(p.pre, p.pre_stride, D.shape[1], "pre");
+  if constexpr (!kForward) checks.aligned(p.dbias_partials, "dbias_partials", 16);
+  launch(D, A, B, p, choice, stream, checks);
 }
 template void bias_gelu(const TensorView&, const TensorView&, const TensorView&,
                         const BiasGeluParams&, gemm::KernelChoice, cudaStream_t);
@@ -213,104 +188,68 @@ template void bias_gelu(const TensorView&, const TensorView&, const TensorView&,
 void rstd_row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                     const RstdRowScaleParams& params, gemm::KernelChoice choice,
                     cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_row_scale";
-  check_rstd(params, D.shape[0], kWhere, "params");
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.sumsq_partials, "params.sumsq_partials"}});
+  ParamChecks checks("coda::epilogue::rstd_row_scale");
+  check_rstd(params, D.shape[0], checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void cross_entropy_loss_partials(const TensorView& A, const TensorView& B,
                                  const CrossEntropyLossParams& params, gemm::KernelChoice choice,
                                  cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::cross_entropy_loss_partials";
-  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
-  check_cross_entropy(params, problem, choice.config, kWhere);
-  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
-              {{params.lse_partials, "params.lse_partials"},
-               {params.targets, "params.targets"},
-               {params.target_logits, "params.target_logits"}});
+  ParamChecks checks("coda::epilogue::cross_entropy_loss_partials");
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, checks.where());
+  check_cross_entropy(params, problem, choice.config, checks);
+  run_program(checks.where(), problem, nullptr, A, B, params, choice, stream, checks);
 }
 
 void swiglu_pairs_no_d(const TensorView& A, const TensorView& B, const SwiGluPairsNoDParams& params,
                        gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::swiglu_pairs_no_d";
-  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
-  check_gated(params, problem.n, kWhere, "params");
-  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
-              {{params.gated, "params.gated"}});
+  ParamChecks checks("coda::epilogue::swiglu_pairs_no_d");
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, checks.where());
+  check_gated(params, problem.n, checks);
+  run_program(checks.where(), problem, nullptr, A, B, params, choice, stream, checks);
 }
 
 void rstd_swiglu_pairs_no_d(const TensorView& A, const TensorView& B,
                             const RstdSwiGluPairsNoDParams& params, gemm::KernelChoice choice,
                             cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::rstd_swiglu_pairs_no_d";
-  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, kWhere);
-  check_rstd(params.rstd, problem.m, kWhere, "params.rstd");
-  check_gated(params.gated, problem.n, kWhere, "params.gated");
-  run_program(kWhere, problem, nullptr, A, B, params, choice, stream,
-              {{params.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-               {params.gated.gated, "params.gated.gated"}});
+  ParamChecks checks("coda::epilogue::rstd_swiglu_pairs_no_d");
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, checks.where());
+  check_rstd(params.rstd, problem.m, checks.member("rstd"));
+  check_gated(params.gated, problem.n, checks.member("gated"));
+  run_program(checks.where(), problem, nullptr, A, B, params, choice, stream, checks);
 }
 
 void swiglu_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
                 const SwiGluBwdParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::swiglu_bwd";
-  require_packed_z_dz(params, D.shape[1], kWhere);
-  require_aligned(params.zdz_partials, kWhere, "params.zdz_partials", 16);
-  launch(kWhere, D, A, B, params, choice, stream,
-         {{params.packed_z, "params.packed_z"},
-          {params.packed_dz, "params.packed_dz"},
-          {params.zdz_partials, "params.zdz_partials"}});
+  ParamChecks checks("coda::epilogue::swiglu_bwd");
+  check_packed_z_dz(params, D.shape[1], checks);
+  checks.aligned(params.zdz_partials, "zdz_partials", 16);
+  launch(D, A, B, params, choice, stream, checks);
 }
-
-namespace {
-void check_rms_norm_bwd(const RmsNormBwdParams& params, const TensorView& D, const char* where) {
-  if (params.alpha) require_aligned(params.alpha, where, "params.alpha", 4);
-  check_rstd(params.rstd, D.shape[0], where, "params.rstd");
-  require(params.rstd.width == D.shape[1], where,
-          "params.rstd.width: must be D's N (the features normalised) = " +
-              std::to_string(D.shape[1]) + "; got " + std::to_string(params.rstd.width));
-  require_tile(params.x, params.x_stride, D.shape[1], where, "params.x");
-  require_aligned(params.norm_weight, where, "params.norm_weight", 16);
-  require_aligned(params.zdz, where, "params.zdz", 4);
-  require_tile(params.normed, params.normed_stride, D.shape[1], where, "params.normed");
-  require_aligned(params.dw_partials, where, "params.dw_partials", 16);
-}
-// Both variants: checks, then the launch of Params' program (the accumulate one adds into D).
-template <class Params>
-void launch_rms_norm_bwd(const char* where, const TensorView& D, const TensorView& A,
-                         const TensorView& B, const Params& p, gemm::KernelChoice choice,
-                         cudaStream_t stream) {
-  check_rms_norm_bwd(p, D, where);
-  launch(where, D, A, B, p, choice, stream,
-         {{p.alpha, "params.alpha"},
-          {p.rstd.sumsq_partials, "params.rstd.sumsq_partials"},
-          {p.x, "params.x"},
-          {p.norm_weight, "params.norm_weight"},
-          {p.zdz, "params.zdz"},
-          {p.normed, "params.normed"},
-          {p.dw_partials, "params.dw_partials"}});
-}
-}  // namespace
 
 void rms_norm_bwd(const TensorView& D, const TensorView& A, const TensorView& B,
                   const RmsNormBwdParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  launch_rms_norm_bwd("coda::epilogue::rms_norm_bwd", D, A, B, params, choice, stream);
+  ParamChecks checks("coda::epilogue::rms_norm_bwd");
+  check_rms_norm_bwd(params, D, checks);
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void rms_norm_bwd_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
                              const RmsNormBwdAccumulateParams& params, gemm::KernelChoice choice,
                              cudaStream_t stream) {
-  launch_rms_norm_bwd("coda::epilogue::rms_norm_bwd_accumulate", D, A, B, params, choice, stream);
+  ParamChecks checks("coda::epilogue::rms_norm_bwd_accumulate");
+  check_rms_norm_bwd(params, D, checks);  // the accumulate program adds into D
+  launch(D, A, B, params, choice, stream, checks);
 }
 
 void weight_grad_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
                             const WeightGradAccumulateParams& params, gemm::KernelChoice choice,
                             cudaStream_t stream) {
-  constexpr const char* kWhere = "coda::epilogue::weight_grad_accumulate";
-  const gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, kWhere);
-  require(p.d_dtype == DType::kF32, kWhere, "D: this program accumulates into fp32 D");
-  run_program(kWhere, p, &D, A, B, params, choice, stream, {});
+  const ParamChecks checks("coda::epilogue::weight_grad_accumulate");  // no pointers of its own
+  const gemm::GemmProblem p = gemm::make_gemm_problem(D, A, B, checks.where());
+  checks.require(p.d_dtype == DType::kF32, "D: this program accumulates into fp32 D");
+  run_program(checks.where(), p, &D, A, B, params, choice, stream, checks);
 }
 
 }  // namespace coda::epilogue
