@@ -11,56 +11,42 @@ namespace coda::epilogue {
 
 using namespace launch_detail;  // this file holds launchers built on that machinery
 
-void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
-               const RowScaleParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  ParamChecks checks("coda::epilogue::row_scale");
+// The checks of each example params struct, once (m, n: the GEMM's extents); found by
+// run_with_d through argument-dependent lookup.
+static void check_params(const RowScaleParams& params, std::int64_t, std::int64_t,
+                         const ParamChecks& checks) {
   checks.optional_aligned(params.alpha, "alpha", 4);
   checks.aligned(params.row_scale, "row_scale", 4);
-  launch(D, A, B, params, choice, stream, checks);
 }
-
-void bias_silu_col_sum(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const BiasSiluColSumParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream) {
-  ParamChecks checks("coda::epilogue::bias_silu_col_sum");
+static void check_params(const BiasSiluColSumParams& params, std::int64_t, std::int64_t,
+                         const ParamChecks& checks) {
   checks.aligned(params.bias, "bias", 16);
   checks.aligned(params.col_partials, "col_partials", 16);
-  launch(D, A, B, params, choice, stream, checks);
 }
-
-void activation(const TensorView& D, const TensorView& A, const TensorView& B,
-                const ActivationParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  launch(D, A, B, params, choice, stream, ParamChecks("coda::epilogue::activation"));
+static void check_params(const ActivationParams&, std::int64_t, std::int64_t,
+                         const ParamChecks&) {}
+static void check_params(const ResidualAddParams& params, std::int64_t, std::int64_t n,
+                         const ParamChecks& checks) {
+  checks.tile(params.residual, params.residual_stride, n, "residual");
 }
-
-void residual_add(const TensorView& D, const TensorView& A, const TensorView& B,
-                  const ResidualAddParams& params, gemm::KernelChoice choice, cudaStream_t stream) {
-  ParamChecks checks("coda::epilogue::residual_add");
-  checks.tile(params.residual, params.residual_stride, D.shape[1], "residual");
-  launch(D, A, B, params, choice, stream, checks);
-}
-
-void row_sum_squares(const TensorView& D, const TensorView& A, const TensorView& B,
-                     const RowSumSquaresParams& params, gemm::KernelChoice choice,
-                     cudaStream_t stream) {
-  ParamChecks checks("coda::epilogue::row_sum_squares");
+static void check_params(const RowSumSquaresParams& params, std::int64_t, std::int64_t,
+                         const ParamChecks& checks) {
   checks.aligned(params.sumsq_partials, "sumsq_partials", 16);
-  launch(D, A, B, params, choice, stream, checks);
 }
+static void check_params(const SwiGluPairsGradParams& params, std::int64_t, std::int64_t n,
+                         const ParamChecks& checks) {
+  check_packed_z_dz(params, n, checks);
+}
+static void check_params(const ResidualAccumulateParams&, std::int64_t, std::int64_t,
+                         const ParamChecks&) {}
 
-void swiglu_pairs_grad(const TensorView& D, const TensorView& A, const TensorView& B,
-                       const SwiGluPairsGradParams& params, gemm::KernelChoice choice,
-                       cudaStream_t stream) {
-  ParamChecks checks("coda::epilogue::swiglu_pairs_grad");
-  check_packed_z_dz(params, D.shape[1], checks);
-  launch(D, A, B, params, choice, stream, checks);
-}
-
-void residual_accumulate(const TensorView& D, const TensorView& A, const TensorView& B,
-                         const ResidualAccumulateParams& params, gemm::KernelChoice choice,
-                         cudaStream_t stream) {
-  launch(D, A, B, params, choice, stream, ParamChecks("coda::epilogue::residual_accumulate"));
-}
+CODA_PROGRAM_LAUNCHER(row_scale, RowScaleParams)
+CODA_PROGRAM_LAUNCHER(bias_silu_col_sum, BiasSiluColSumParams)
+CODA_PROGRAM_LAUNCHER(activation, ActivationParams)
+CODA_PROGRAM_LAUNCHER(residual_add, ResidualAddParams)
+CODA_PROGRAM_LAUNCHER(row_sum_squares, RowSumSquaresParams)
+CODA_PROGRAM_LAUNCHER(swiglu_pairs_grad, SwiGluPairsGradParams)
+CODA_PROGRAM_LAUNCHER(residual_accumulate, ResidualAccumulateParams)
 
 void cross_entropy_partials(const TensorView& D, const TensorView& A, const TensorView& B,
                             const CrossEntropyPartialsParams& params, gemm::KernelChoice choice,

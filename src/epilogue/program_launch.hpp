@@ -194,6 +194,40 @@ void launch(const TensorView& D, const TensorView& A, const TensorView& B, const
   run_program(where, p, &D, A, B, params, choice, stream, checks);
 }
 
+// The generic launchers: the params checked by their check_params overload (found by argument-
+// dependent lookup: each launcher file defines one per params struct it launches), then the
+// launch. With D, the params are checked before the operands (their extents are D's); without
+// D, the problem comes first and gives the extents.
+template <class Params>
+void run_with_d(const char* where, const TensorView& D, const TensorView& A, const TensorView& B,
+                const Params& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  ParamChecks checks(where);
+  check_params(params, D.shape[0], D.shape[1], checks);
+  launch(D, A, B, params, choice, stream, checks);
+}
+
+template <class Params>
+void run_without_d(const char* where, const TensorView& A, const TensorView& B,
+                   const Params& params, gemm::KernelChoice choice, cudaStream_t stream) {
+  ParamChecks checks(where);
+  const gemm::GemmProblem problem = gemm::make_gemm_problem_without_d(A, B, where);
+  check_params(params, problem.m, problem.n, checks);
+  run_program(where, problem, nullptr, A, B, params, choice, stream, checks);
+}
+
+// A public launcher `name` of Params' program (program_launchers.hpp, example_launchers.hpp):
+// one generic call; "coda::epilogue::name" in its messages.
+#define CODA_PROGRAM_LAUNCHER(name, Params)                                                      \
+  void name(const TensorView& D, const TensorView& A, const TensorView& B, const Params& params, \
+            gemm::KernelChoice choice, cudaStream_t stream) {                                   \
+    launch_detail::run_with_d("coda::epilogue::" #name, D, A, B, params, choice, stream);       \
+  }
+#define CODA_PROGRAM_LAUNCHER_NO_D(name, Params)                                                 \
+  void name(const TensorView& A, const TensorView& B, const Params& params,                     \
+            gemm::KernelChoice choice, cudaStream_t stream) {                                   \
+    launch_detail::run_without_d("coda::epilogue::" #name, A, B, params, choice, stream);       \
+  }
+
 // Cross-entropy partials (the example with D, the library's loss-only program): where the
 // partials go must match the config's layout.
 inline void check_cross_entropy(const CrossEntropyPartialsParams& params,
