@@ -75,25 +75,28 @@ static void check_params(const QkNormRopeSavePreParams& params, std::int64_t m, 
 }
 
 // A row-norm statistic composed with another program: the statistic's checks, then the other's.
+template <class Other>
+static void check_rstd_then(const RstdRowScaleParams& rstd, const Other& other,
+                            const char* other_name, std::int64_t m, std::int64_t n,
+                            const ParamChecks& checks) {
+  check_params(rstd, m, n, checks.member("rstd"));
+  check_params(other, m, n, checks.member(other_name));
+}
 static void check_params(const RstdSwiGluPairsParams& p, std::int64_t m, std::int64_t n,
                          const ParamChecks& checks) {
-  check_params(p.rstd, m, n, checks.member("rstd"));
-  check_params(p.gated, m, n, checks.member("gated"));
+  check_rstd_then(p.rstd, p.gated, "gated", m, n, checks);
 }
 static void check_params(const RstdRopeRotateParams& p, std::int64_t m, std::int64_t n,
                          const ParamChecks& checks) {
-  check_params(p.rstd, m, n, checks.member("rstd"));
-  check_params(p.rope, m, n, checks.member("rope"));
+  check_rstd_then(p.rstd, p.rope, "rope", m, n, checks);
 }
 static void check_params(const RstdQkNormRopeParams& p, std::int64_t m, std::int64_t n,
                          const ParamChecks& checks) {
-  check_params(p.rstd, m, n, checks.member("rstd"));
-  check_params(p.qk, m, n, checks.member("qk"));
+  check_rstd_then(p.rstd, p.qk, "qk", m, n, checks);
 }
 static void check_params(const RstdQkNormRopeSavePreParams& p, std::int64_t m, std::int64_t n,
                          const ParamChecks& checks) {
-  check_params(p.rstd, m, n, checks.member("rstd"));
-  check_params(p.qk, m, n, checks.member("qk"));
+  check_rstd_then(p.rstd, p.qk, "qk", m, n, checks);
 }
 
 static void check_params(const ResidualRmsParams& params, std::int64_t, std::int64_t n,
