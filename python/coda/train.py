@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from coda.corpus import MarkovCorpus
+from coda.provenance import git_commit
 
 VARIANTS = ("hf_fp32", "hf_eager", "hf_compile", "coda")
 FINAL_WINDOW = 20        # final loss = mean over the last this many steps
@@ -323,8 +324,6 @@ def plot(results: dict, corpus_info: dict, path: Path):
 
 def environment(device: torch.device) -> dict:
     import transformers
-
-    from coda.bench.report import git_commit
 
     commit = git_commit()
     name = (torch.cuda.get_device_name(device) if device.type == "cuda"

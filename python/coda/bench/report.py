@@ -9,26 +9,13 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import platform
-import subprocess
 from importlib import metadata
 from pathlib import Path
 
 import torch
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-def git_commit() -> str | None:
-    """$CODA_COMMIT when set (a copy of the tree whose git history is not its own), else git's."""
-    if os.environ.get("CODA_COMMIT"):
-        return os.environ["CODA_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                              text=True, check=True, timeout=30).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+from coda.provenance import git_commit
 
 
 def _version(distribution: str) -> str | None:
