@@ -16,6 +16,41 @@ using gemm::TileConfig;
 void* const kR = reinterpret_cast<void*>(0x50000);
 float* const kP = reinterpret_cast<float*>(0x60000);
 
+// A composed program's params are checked part by part, each pointer named by its path from
+// `params` (the ParamChecks of program_launch.hpp), the statistic's part first.
+TEST(ProgramLaunchers, ComposedParamsNameTheirPath) {
+  auto A = TensorView::matrix(testing::kFakeA, DType::kBF16, 64, 64);
+  auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 256, 64);
+  auto D = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 256);
+  const gemm::KernelChoice coop{TileConfig::kCoop128x256Cluster2x1};
+  const RstdRowScaleParams rstd{kP, 1, 64, 64, 1e-6f};
+  const RopeRotateParams rope{reinterpret_cast<const std::int32_t*>(kP),
+                              reinterpret_cast<const RopeFrequency*>(kP)};
+  QkNormRopeParams qk{rope, kR, kR, 128, 192, 64, 1e-6f};
+  RstdQkNormRopeSavePreParams p{rstd, {qk, kR, 256}};
+  p.qk.qk.q_norm_weight = reinterpret_cast<const void*>(0x50002);
+  EXPECT_EQ(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); }),
+            "coda::epilogue::rstd_qk_norm_rope_save_pre: params.qk.qk.q_norm_weight: must be "
+            "4-byte aligned");
+  p.qk.qk.q_norm_weight = kR;
+  p.qk.pre_stride = 250;
+  EXPECT_NE(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); })
+                .find("params.qk.pre: row stride must be >= N"),
+            std::string::npos);
+  p.qk.qk.rope.frequencies = nullptr;  // an earlier part fails first
+  EXPECT_EQ(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); }),
+            "coda::epilogue::rstd_qk_norm_rope_save_pre: params.qk.qk.rope.frequencies: data "
+            "pointer is null");
+  p.rstd.partial_padded = 32;  // and the statistic before the rest
+  EXPECT_EQ(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); }),
+            "coda::epilogue::rstd_qk_norm_rope_save_pre: params.rstd.partial_tiles/partial_padded: "
+            "need tiles > 0 and padded >= M; got 1, 32");
+  RstdSwiGluPairsNoDParams g{{rstd, {kR, 127}}};
+  EXPECT_EQ(error_of([&] { rstd_swiglu_pairs_no_d(A, B, g, coop); }),
+            "coda::epilogue::rstd_swiglu_pairs_no_d: params.gated.gated_stride: must be >= N/2 and "
+            "even (4-byte pair stores); got 127");
+}
+
 TEST(ProgramLaunchers, RejectBeforeLaunch) {
   auto A = TensorView::matrix(testing::kFakeA, DType::kBF16, 64, 64);
   auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 32, 64);
