@@ -36,7 +36,7 @@ D_TYPES = {
 }
 
 
-# Epilogue programs (kernels/coda/epilogue/programs.hpp), compiled for the forward
+# Epilogue programs (kernels/coda/programs/<family>.hpp), compiled for the forward
 # layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
 # `coda-bench epilogue` run. Program -> its snake_case name.
 EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
@@ -56,6 +56,20 @@ EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
                      "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre",
                      "BiasGelu": "bias_gelu", "BiasGeluSavePre": "bias_gelu_save_pre",
                      "BiasGeluBwd": "bias_gelu_bwd"}
+# The header each program is declared in (kernels/coda/programs/): a program's unit includes only
+# that one, so an edit to one family rebuilds only its units.
+PROGRAM_HEADERS = {
+    "ResidualRms": "residual_rms", "RowScale": "examples", "BiasSiluColSum": "examples",
+    "Activation": "examples", "ResidualAdd": "examples", "RowSumSquares": "examples",
+    "SwiGluPairs": "swiglu", "RstdSwiGluPairs": "swiglu", "SwiGluPairsNoD": "swiglu",
+    "RstdSwiGluPairsNoD": "swiglu", "RopeRotate": "rope", "RstdRopeRotate": "rope",
+    "SwiGluPairsGrad": "swiglu_grad", "SwiGluBwd": "swiglu_grad", "RstdRowScale": "rstd_row_scale",
+    "ResidualAccumulate": "accumulate", "WeightGradAccumulate": "accumulate",
+    "CrossEntropyPartials": "cross_entropy", "CrossEntropyLoss": "cross_entropy",
+    "QkNormRope": "qk_norm_rope", "RstdQkNormRope": "qk_norm_rope",
+    "QkNormRopeSavePre": "qk_norm_rope", "RstdQkNormRopeSavePre": "qk_norm_rope",
+    "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd",
+    "BiasGelu": "bias_gelu", "BiasGeluSavePre": "bias_gelu", "BiasGeluBwd": "bias_gelu"}
 # The example programs: compositions no op uses, run by tests/device/epilogue and `coda-bench
 # epilogue`. Their units go to <out>/examples/, built into the coda_examples library, not libcoda
 # (src/epilogue/example_launchers.hpp).
@@ -110,7 +124,7 @@ def epilogue_tu(program, kernels):
         )
     return (
         HEADER
-        + '#include "coda/epilogue/programs.hpp"\n'
+        + f'#include "coda/programs/{PROGRAM_HEADERS[program]}.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "namespace coda::epilogue::instances {\n\n"
         + body
@@ -169,6 +183,9 @@ def dispatch_inc():
 
 def expected_files(out):
     assert EXAMPLE_PROGRAMS <= set(EPILOGUE_PROGRAMS), "EXAMPLE_PROGRAMS names a program not listed"
+    assert set(PROGRAM_HEADERS) == set(EPILOGUE_PROGRAMS), "every program needs its header, once"
+    for header in set(PROGRAM_HEADERS.values()):
+        assert (ROOT / "kernels/coda/programs" / f"{header}.hpp").is_file(), f"no {header}.hpp"
     files = {out / "dispatch.inc": dispatch_inc(),
              out / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
     by_program = {}

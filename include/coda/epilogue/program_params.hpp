@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Runtime inputs and outputs of the compiled epilogue programs (host-visible; the programs
-// themselves are in programs.hpp). Pointers are device pointers; strides in elements.
+// themselves are in kernels/coda/programs/). Pointers are device pointers; strides in elements.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The example programs (kernels/coda/epilogue/programs.hpp) composed with the fixed
+// The example programs (kernels/coda/programs/examples.hpp) composed with the fixed
 // mainloop, on ragged shapes (M, N not multiples of the tile, N odd), in a Cooperative and a
 // Pingpong config, against their host twins in float64 with the numerics contract
 // (docs/numerics.md).

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: D += acc by TMA reduce-add (residual-stream and weight gradients). One family
+// per header: an edit here rebuilds only these programs' kernel units (scripts/instances.py,
+// PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+
+namespace coda::epilogue {
+
+// D += acc (TMA reduce-add into the existing D)
+struct ResidualAccumulate {
+  using Params = ResidualAccumulateParams;
+  static constexpr bool kAccumulateIntoD = true;
+  template <class Ctx>
+  using Callbacks = Acc;
+
+  template <class Args>
+  static void fill(Args&, const Params&) {}
+};
+
+// ResidualAccumulate compiled for fp32 D in the wgrad layout (scripts/instances.py).
+struct WeightGradAccumulate : ResidualAccumulate {
+  using Params = WeightGradAccumulateParams;
+};
+
+}  // namespace coda::epilogue

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: The LM head's online log-sum-exp (cross-entropy), with or without the logits.
+// One family per header: an edit here rebuilds only these programs' kernel units
+// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/online_lse.hpp"
+
+namespace coda::epilogue {
+
+// D = logits = acc;  per-tile log Σ exp and the target logit
+struct CrossEntropyPartials {
+  using Params = CrossEntropyPartialsParams;
+  template <class Ctx>
+  using Callbacks = OnlineLse<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {p.lse_partials, p.lse_padded, p.targets, p.targets_int64, p.ignore_index,
+              p.target_logits, p.softcap};
+  }
+};
+
+// CrossEntropyPartials compiled with no D (GemmKernel<..., void, ...>; scripts/instances.py):
+// only the per-tile log Σ exp and the target logits leave the kernel.
+struct CrossEntropyLoss : CrossEntropyPartials {
+  using Params = CrossEntropyLossParams;
+};
+
+}  // namespace coda::epilogue

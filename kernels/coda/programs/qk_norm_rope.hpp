@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: QK-norm then RoPE per head, with or without the deferred norm, saving the pre-
+// norm input or not. One family per header: an edit here rebuilds only these programs' kernel units
+// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/qk_norm_rope.hpp"
+#include "coda/epilogue/rope.hpp"
+#include "coda/programs/rstd_row_scale.hpp"
+
+namespace coda::epilogue {
+
+inline QkNormRopeArguments qk_norm_rope_args(const QkNormRopeParams& p) {
+  return {{p.rope.positions, p.rope.frequencies},
+          static_cast<const bf16*>(p.q_norm_weight),
+          static_cast<const bf16*>(p.k_norm_weight),
+          p.q_columns,
+          p.qk_columns,
+          p.head_dim,
+          p.eps};
+}
+
+// D = RoPE(RMSNorm_head(acc) ⊙ γ) on the Q and K heads, V = acc (QK-norm, Qwen3 / OLMo-2)
+struct QkNormRope {
+  using Params = QkNormRopeParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;  // whole heads per subtile
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = qk_norm_rope_args(p);
+  }
+};
+
+// The same on rstd[m] · acc (the deferred input RMSNorm)
+struct RstdQkNormRope {
+  using Params = RstdQkNormRopeParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_1 = qk_norm_rope_args(p.qk);
+  }
+};
+
+// QkNormRope and RstdQkNormRope that also store their input (acc, rstd[m] · acc) → pre
+struct QkNormRopeSavePre {
+  using Params = QkNormRopeSavePreParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_1 = {static_cast<bf16*>(p.pre), row_major_stride(p.pre_stride)};
+    a.op_1 = qk_norm_rope_args(p.qk);
+  }
+};
+struct RstdQkNormRopeSavePre {
+  using Params = RstdQkNormRopeSavePreParams;
+  static constexpr int kEpilogueTileN = kQkNormSubtileN;
+  template <class Ctx>
+  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Mul<RowRstd, Acc>>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_1 = {static_cast<bf16*>(p.qk.pre), row_major_stride(p.qk.pre_stride)};
+    a.op_1 = qk_norm_rope_args(p.qk.qk);
+  }
+};
+
+}  // namespace coda::epilogue

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: RoPE on column pairs, with or without the deferred norm. One family per
+// header: an edit here rebuilds only these programs' kernel units (scripts/instances.py,
+// PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/rope.hpp"
+#include "coda/programs/rstd_row_scale.hpp"
+
+namespace coda::epilogue {
+
+// D = RoPE(acc) with θ = 2π · position[m] · f[j] on the pair (2j, 2j+1)
+struct RopeRotate {
+  using Params = RopeRotateParams;
+  template <class Ctx>
+  using Callbacks = RopePairs<Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {p.positions, p.frequencies};
+  }
+};
+
+// D = RoPE(rstd[m] · acc) (RMSNorm → fused QKV projection → RoPE)
+struct RstdRopeRotate {
+  using Params = RstdRopeRotateParams;
+  template <class Ctx>
+  using Callbacks = RopePairs<Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    RopeRotate::fill(a, p.rope);
+  }
+};
+
+}  // namespace coda::epilogue

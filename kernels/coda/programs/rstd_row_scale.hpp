@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: The deferred RMSNorm: rstd[m] from the producer's Σx² partials, scaling the
+// accumulator. One family per header: an edit here rebuilds only these programs' kernel units
+// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/row_rstd.hpp"
+
+namespace coda::epilogue {
+
+inline RowRstdArguments row_rstd_args(const RstdRowScaleParams& p) {
+  return {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
+}
+
+// D = rstd[m] · acc, rstd folded in registers from the producing GEMM's Σx² partials
+struct RstdRowScale {
+  using Params = RstdRowScaleParams;
+  template <class Ctx>
+  using Callbacks = Mul<RowRstd, Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0 = row_rstd_args(p);
+  }
+};
+
+}  // namespace coda::epilogue

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: SwiGLU over interleaved gate/up columns, with or without the deferred norm and
+// Z. One family per header: an edit here rebuilds only these programs' kernel units
+// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/gated.hpp"
+#include "coda/programs/rstd_row_scale.hpp"
+
+namespace coda::epilogue {
+
+// D = Z = acc;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width gated output
+struct SwiGluPairs {
+  using Params = SwiGluPairsParams;
+  template <class Ctx>
+  using Callbacks = GatedPairStore<SiluGate, Acc>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_1 = {static_cast<bf16*>(p.gated), p.gated_stride};
+  }
+};
+
+// Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width output (RMSNorm → SwiGLU)
+struct RstdSwiGluPairs {
+  using Params = RstdSwiGluPairsParams;
+  template <class Ctx>
+  using Callbacks = GatedPairStore<SiluGate, Mul<RowRstd, Acc>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    a.op_0.op_0 = row_rstd_args(p.rstd);
+    SwiGluPairs::fill(a, p.gated);
+  }
+};
+
+// SwiGluPairs and RstdSwiGluPairs compiled with no D (scripts/instances.py): Y only, Z not stored.
+struct SwiGluPairsNoD : SwiGluPairs {
+  using Params = SwiGluPairsNoDParams;
+};
+struct RstdSwiGluPairsNoD : RstdSwiGluPairs {
+  using Params = RstdSwiGluPairsNoDParams;
+};
+
+}  // namespace coda::epilogue

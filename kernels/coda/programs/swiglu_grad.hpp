@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Epilogue programs: The SwiGLU backward in the down projection's dgrad. One family per header: an
+// edit here rebuilds only these programs' kernel units (scripts/instances.py, PROGRAM_HEADERS).
+// Device-side (CUTLASS).
+#pragma once
+
+#include "coda/programs/common.hpp"
+
+#include "coda/epilogue/gated.hpp"
+#include "coda/epilogue/packed_pair.hpp"
+#include "coda/epilogue/partial_reduction.hpp"
+
+namespace coda::epilogue {
+
+// The SwiGLU gradient's DAG: nodes 0–7 compute dY = acc, (g, u) from the packed Z tile, ∂g, ∂u
+// and store packed (∂g, ∂u) → dZ; `Extra` nodes follow (their edges in ExtraEdges, numbered from
+// 8); the root is D = silu(g) · u. g and u feed three nodes each, and the side output needs the
+// accumulator beside them, hence a DAG.
+template <class Ctx, class ExtraEdges, class... Extra>
+using SwiGluGradDag =
+    Dag<typename JoinEdges<Edges<From<>, From<>, From<1>, From<1>, From<0, 2, 3>, From<0, 2, 3>,
+                                 From<4, 5>, From<6>>,
+                           ExtraEdges, Edges<From<2, 3>>>::type,
+        Acc,                        // 0: dY
+        PackedPairLoad<Ctx>,        // 1: Z pairs
+        MapNode<FirstOfPairFn>,     // 2: g
+        MapNode<SecondOfPairFn>,    // 3: u
+        MapNode<SiluGateGradGate>,  // 4: ∂g
+        MapNode<SiluGateGradUp>,    // 5: ∂u
+        MapNode<PackPairFn>,        // 6: (∂g, ∂u)
+        PackedPairStoreNode<Ctx>,   // 7: → dZ
+        Extra...,
+        MapNode<SiluGate>>;  // root: D = silu(g) · u
+
+// dY = acc;  (g, u) = packed Z;  D = silu(g) · u;  dZ = packed (∂g, ∂u).
+struct SwiGluPairsGrad {
+  using Params = SwiGluPairsGradParams;
+  // The Z tile is 32-bit: 2 load stages (32 KB) under Cooperative leave the mainloop 3 (gemm/kernel.hpp).
+  static constexpr int kCooperativeEpilogueLoadStages = 2;
+  template <class Ctx>
+  using Callbacks = SwiGluGradDag<Ctx, Edges<>>;
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    cute::get<1>(a) = {static_cast<const float*>(p.packed_z), 0.0f, row_major_stride(p.packed_z_stride)};
+    cute::get<7>(a) = {static_cast<float*>(p.packed_dz), row_major_stride(p.packed_dz_stride)};
+  }
+};
+
+// The same with ⟨z, dz⟩ per row: Σ_j (g·∂g + u·∂u) → per-row partials. Compiled for the dgrad
+// layout (dY = dOut · W_down).
+struct SwiGluBwd {
+  using Params = SwiGluBwdParams;
+  static constexpr int kCooperativeEpilogueLoadStages = SwiGluPairsGrad::kCooperativeEpilogueLoadStages;
+  template <class Ctx>
+  using Callbacks = SwiGluGradDag<Ctx, Edges<From<2, 3, 4, 5>, From<8>>,
+                                  MapNode<PairDot>,                       // 8: g·∂g + u·∂u
+                                  PerRowPartialNode<Ctx, cutlass::plus>>;  // 9: → zdz partials
+
+  template <class Args>
+  static void fill(Args& a, const Params& p) {
+    SwiGluPairsGrad::fill(a, p);
+    cute::get<9>(a) = {p.zdz_partials, 0.0f, {}};
+  }
+};
+
+}  // namespace coda::epilogue
