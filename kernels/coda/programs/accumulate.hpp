@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: D += acc by TMA reduce-add (residual-stream and weight gradients). One family
-// per header: an edit here rebuilds only these programs' kernel units (scripts/instances.py,
-// PROGRAM_HEADERS). Device-side (CUTLASS).
+// D += acc by TMA reduce-add (residual-stream and weight gradients). (Device-side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: GELU-tanh after a bias (linear_bias_gelu), with the pre-activation saved, and
-// its backward. One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// GELU-tanh after a bias (linear_bias_gelu), with the pre-activation saved, and its backward.
+// (Device-side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What every program header (kernels/coda/programs/) uses: the composition forms, the element-wise
-// and broadcast primitives, tile loads and stores, the params structs. Device-side (CUTLASS).
+// What every program header uses. The programs come one family per header (kernels/coda/programs/),
+// and a kernel unit includes only its program's family (scripts/instances.py, PROGRAM_HEADERS), so
+// an edit to one program rebuilds only that family's units. Device-side (CUTLASS).
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: The LM head's online log-sum-exp (cross-entropy), with or without the logits.
-// One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// The LM head's online log-sum-exp (cross-entropy), with or without the logits. (Device-side,
+// CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: The example programs of docs/epilogue.md and tests/device/epilogue (no op runs
-// them). One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// The example programs of docs/epilogue.md and tests/device/epilogue (no op runs them). (Device-
+// side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: QK-norm then RoPE per head, with or without the deferred norm, saving the pre-
-// norm input or not. One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// QK-norm then RoPE per head, with or without the deferred norm, saving the pre- norm input or not.
+// (Device-side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: The residual add with the next norm's statistics: X = acc + R, Σx², X ⊙ w. One
-// family per header: an edit here rebuilds only these programs' kernel units (scripts/instances.py,
-// PROGRAM_HEADERS). Device-side (CUTLASS).
+// The residual add with the next norm's statistics: X = acc + R, Σx², X ⊙ w. (Device-side,
+// CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: RoPE on column pairs, with or without the deferred norm. One family per
-// header: an edit here rebuilds only these programs' kernel units (scripts/instances.py,
-// PROGRAM_HEADERS). Device-side (CUTLASS).
+// RoPE on column pairs, with or without the deferred norm. (Device-side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: The deferred RMSNorm: rstd[m] from the producer's Σx² partials, scaling the
-// accumulator. One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// The deferred RMSNorm: rstd[m] from the producer's Σx² partials, scaling the accumulator. (Device-
+// side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: SwiGLU over interleaved gate/up columns, with or without the deferred norm and
-// Z. One family per header: an edit here rebuilds only these programs' kernel units
-// (scripts/instances.py, PROGRAM_HEADERS). Device-side (CUTLASS).
+// SwiGLU over interleaved gate/up columns, with or without the deferred norm and Z. (Device-side,
+// CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"

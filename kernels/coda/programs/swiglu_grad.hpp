@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Epilogue programs: The SwiGLU backward in the down projection's dgrad. One family per header: an
-// edit here rebuilds only these programs' kernel units (scripts/instances.py, PROGRAM_HEADERS).
-// Device-side (CUTLASS).
+// The SwiGLU backward in the down projection's dgrad. (Device-side, CUTLASS.)
 #pragma once
 
 #include "coda/programs/common.hpp"
