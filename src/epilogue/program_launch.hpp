@@ -59,11 +59,13 @@ gemm::OperandLayout compiled_layout() {
   return gemm::OperandLayout::kAkBk;
 }
 
+// These checks run on every launch: their messages are built only when they fail.
 inline void require_aligned(const void* p, const char* where, const char* name,
                             std::size_t bytes) {
-  require(p != nullptr, where, std::string(name) + ": data pointer is null");
-  require(reinterpret_cast<std::uintptr_t>(p) % bytes == 0, where,
-          std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
+  if (p == nullptr) require(false, where, std::string(name) + ": data pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0)
+    require(false, where,
+            std::string(name) + ": must be " + std::to_string(bytes) + "-byte aligned");
 }
 
 // An extra M × N tile read or written by TMA, of `element_bytes`-byte elements (`unit` names them
@@ -72,10 +74,11 @@ inline void require_tma_tile(const void* p, std::int64_t stride, std::int64_t n,
                              const char* unit, const char* where, const char* name) {
   require_aligned(p, where, name, 16);
   const int per_16_bytes = 16 / element_bytes;
-  require(stride >= n && stride % per_16_bytes == 0, where,
-          std::string(name) + ": row stride must be >= N and a multiple of " +
-              std::to_string(per_16_bytes) + " " + unit + " (16 bytes, for TMA); got " +
-              std::to_string(stride));
+  if (stride < n || stride % per_16_bytes != 0)
+    require(false, where,
+            std::string(name) + ": row stride must be >= N and a multiple of " +
+                std::to_string(per_16_bytes) + " " + unit + " (16 bytes, for TMA); got " +
+                std::to_string(stride));
 }
 
 // A bf16 tile.
@@ -119,23 +122,26 @@ class ParamChecks {
 
   // Non-null and aligned to `bytes`.
   void aligned(const void* p, const char* field, std::size_t bytes) const {
-    require_aligned(p, where_, name(field).c_str(), bytes);
-    list_->push_back({p, name(field)});
+    std::string at = name(field);
+    require_aligned(p, where_, at.c_str(), bytes);
+    list_->push_back({p, std::move(at)});
   }
   // Optional (null: off); aligned to `bytes` when given.
   void optional_aligned(const void* p, const char* field, std::size_t bytes) const {
-    if (p != nullptr) require_aligned(p, where_, name(field).c_str(), bytes);
-    list_->push_back({p, name(field)});
+    if (p == nullptr) return;  // nothing to check on the device either
+    aligned(p, field, bytes);
   }
   // A bf16 M × N tile read or written by TMA.
   void tile(const void* p, std::int64_t stride, std::int64_t n, const char* field) const {
-    require_tile(p, stride, n, where_, name(field).c_str());
-    list_->push_back({p, name(field)});
+    std::string at = name(field);
+    require_tile(p, stride, n, where_, at.c_str());
+    list_->push_back({p, std::move(at)});
   }
   // A 32-bit M × N tile of packed bf16 pairs.
   void packed_tile(const void* p, std::int64_t stride, std::int64_t n, const char* field) const {
-    require_packed_tile(p, stride, n, where_, name(field).c_str());
-    list_->push_back({p, name(field)});
+    std::string at = name(field);
+    require_packed_tile(p, stride, n, where_, at.c_str());
+    list_->push_back({p, std::move(at)});
   }
   void require(bool ok, const std::string& message) const { coda::require(ok, where_, message); }
 
@@ -235,14 +241,15 @@ inline void check_cross_entropy(const CrossEntropyPartialsParams& params,
                                 const ParamChecks& checks) {
   checks.aligned(params.lse_partials, "lse_partials", 4);
   checks.require(params.softcap >= 0.0f && params.softcap < INFINITY,
-                 "params.softcap: must be finite and non-negative (0: off)");
+                 checks.name("softcap") + ": must be finite and non-negative (0: off)");
   if (params.targets != nullptr) {  // without targets the capture is off
     checks.aligned(params.targets, "targets", params.targets_int64 ? 8 : 4);
     checks.aligned(params.target_logits, "target_logits", 4);
   }
   const std::int64_t padded = per_row_partial_layout(config, problem.m, problem.n).padded;
   checks.require(params.lse_padded == padded,
-                 "params.lse_padded: must be per_row_partial_layout(choice.config, M, N).padded = " +
+                 checks.name("lse_padded") +
+                     ": must be per_row_partial_layout(choice.config, M, N).padded = " +
                      std::to_string(padded) + "; got " + std::to_string(params.lse_padded));
 }
 

@@ -259,8 +259,8 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
     load_logits(y + n0, raw);
     __align__(16) __nv_bfloat162 out[kRowVector / 2];
     float g[kRowVector];
-  #pragma unroll
-  for (int j = 0; j < kRowVector; ++j) {
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j) {
       const float v = capped(raw[j], a.softcap);
       const float p =
           exact ? epilogue::exp_term_exact(v, shift) : epilogue::exp_term_fused(v, shift2);
@@ -269,8 +269,9 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
       g[j] = n0 + j < vocab ? scale * d : 0.0f;
       dot = n0 + j < vocab ? fmaf(raw[j], g[j], dot) : dot;
     }
-  #pragma unroll
-  for (int j = 0; j < kRowVector / 2; ++j) out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
+#pragma unroll
+    for (int j = 0; j < kRowVector / 2; ++j)
+      out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
     *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
   }
   if (a.zdz == nullptr) return;
