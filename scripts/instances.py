@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The one list of compiled GEMM kernels, and the generator of their translation units.
+"""The compiled GEMM kernels, and the generator of their translation units: the plain GEMMs from
+the list below, the epilogue programs from their own declarations (read_programs).
 
 Each epilogue program is one translation unit with all its configs, and the plain GEMMs one unit
 per (operand layout, D type): nvcc's front ends (parsing CUTLASS) are most of a unit's ~60 s, so a
@@ -9,10 +10,11 @@ place: see docs/design.md §10 for why these configs.
 
 CMake runs it at configure time into the build tree (nothing generated is committed):
     python3 scripts/instances.py --out <build>/generated/instances
-It rewrites only files whose text changed, so a reconfigure rebuilds only what the list changed.
+It rewrites only files whose text changed, so a reconfigure rebuilds only what the lists changed.
 """
 import argparse
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -36,96 +38,81 @@ D_TYPES = {
 }
 
 
-# Epilogue programs (kernels/coda/programs/<family>.hpp), compiled for the forward
-# layout with bf16 D in one Cooperative and one Pingpong config: what tests/device/epilogue and
-# `coda-bench epilogue` run. Program -> its snake_case name.
-EPILOGUE_PROGRAMS = {"ResidualRms": "residual_rms", "RowScale": "row_scale",
-                     "BiasSiluColSum": "bias_silu_col_sum", "Activation": "activation",
-                     "ResidualAdd": "residual_add", "RowSumSquares": "row_sum_squares",
-                     "SwiGluPairs": "swiglu_pairs", "RopeRotate": "rope_rotate",
-                     "SwiGluPairsGrad": "swiglu_pairs_grad", "RstdRowScale": "rstd_row_scale",
-                     "ResidualAccumulate": "residual_accumulate",
-                     "CrossEntropyPartials": "cross_entropy_partials",
-                     "RstdSwiGluPairs": "rstd_swiglu_pairs", "RstdRopeRotate": "rstd_rope_rotate",
-                     "CrossEntropyLoss": "cross_entropy_loss", "QkNormRope": "qk_norm_rope",
-                     "RstdQkNormRope": "rstd_qk_norm_rope", "SwiGluPairsNoD": "swiglu_pairs_no_d",
-                     "RstdSwiGluPairsNoD": "rstd_swiglu_pairs_no_d", "SwiGluBwd": "swiglu_bwd",
-                     "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd_accumulate",
-                     "WeightGradAccumulate": "weight_grad_accumulate",
-                     "QkNormRopeSavePre": "qk_norm_rope_save_pre",
-                     "RstdQkNormRopeSavePre": "rstd_qk_norm_rope_save_pre",
-                     "BiasGelu": "bias_gelu", "BiasGeluSavePre": "bias_gelu_save_pre",
-                     "BiasGeluBwd": "bias_gelu_bwd"}
-# The header each program is declared in (kernels/coda/programs/): a program's unit includes only
-# that one, so an edit to one family rebuilds only its units.
-PROGRAM_HEADERS = {
-    "ResidualRms": "residual_rms", "RowScale": "examples", "BiasSiluColSum": "examples",
-    "Activation": "examples", "ResidualAdd": "examples", "RowSumSquares": "examples",
-    "SwiGluPairs": "swiglu", "RstdSwiGluPairs": "swiglu", "SwiGluPairsNoD": "swiglu",
-    "RstdSwiGluPairsNoD": "swiglu", "RopeRotate": "rope", "RstdRopeRotate": "rope",
-    "SwiGluPairsGrad": "swiglu_grad", "SwiGluBwd": "swiglu_grad", "RstdRowScale": "rstd_row_scale",
-    "ResidualAccumulate": "accumulate", "WeightGradAccumulate": "accumulate",
-    "CrossEntropyPartials": "cross_entropy", "CrossEntropyLoss": "cross_entropy",
-    "QkNormRope": "qk_norm_rope", "RstdQkNormRope": "qk_norm_rope",
-    "QkNormRopeSavePre": "qk_norm_rope", "RstdQkNormRopeSavePre": "qk_norm_rope",
-    "RmsNormBwd": "rms_norm_bwd", "RmsNormBwdAccumulate": "rms_norm_bwd",
-    "BiasGelu": "bias_gelu", "BiasGeluSavePre": "bias_gelu", "BiasGeluBwd": "bias_gelu"}
-# The example programs: compositions no op uses, run by tests/device/epilogue and `coda-bench
-# epilogue`. Their units go to <out>/examples/, built into the coda_examples library, not libcoda
-# (src/epilogue/example_launchers.hpp).
-EXAMPLE_PROGRAMS = {"RowScale", "BiasSiluColSum", "Activation", "ResidualAdd", "RowSumSquares",
-                    "SwiGluPairsGrad", "ResidualAccumulate", "CrossEntropyPartials"}
-# Programs that store no D (their epilogue writes only their own outputs); the rest write bf16 D.
-NO_D_PROGRAMS = {"CrossEntropyLoss", "SwiGluPairsNoD", "RstdSwiGluPairsNoD"}
+# The epilogue programs, read from their declarations: each program in
+# kernels/coda/programs/<family>.hpp is followed by one line (kernels/coda/programs/common.hpp)
+#   CODA_COMPILE_PROGRAM(Program, Layout, ElementD);   or   CODA_COMPILE_EXAMPLE(...);
+# naming the operand layout it runs in and its D type (bf16, float, or void: no D stored). An
+# example program (a composition no op uses, run by tests/device/epilogue and `coda-bench
+# epilogue`) builds into <out>/examples/, the coda_examples library, not libcoda.
+PROGRAMS_DIR = ROOT / "kernels/coda/programs"
+DECLARATION = re.compile(r"^CODA_COMPILE_(PROGRAM|EXAMPLE)\((\w+), k(AkBk|AkBn|AmBn), (bf16|float|void)\);$",
+                         re.M)
+D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
+ELEMENT_OF_D = {"bf16": "cutlass::bfloat16_t", "f32": "float", "void": "void"}
+# Every program compiles in one Cooperative and one Pingpong config (the configs an op's
+# options.choice may force), an fp32 D in the Cooperative one only (the plain fp32 GEMMs' config).
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
-# The operand layout a program is compiled for (config.hpp): the forward's unless listed. Backward
-# programs run in dgrad GEMMs (dY = dOut · W with W in nn.Linear layout).
-PROGRAM_LAYOUTS = {"SwiGluBwd": "AkBn", "RmsNormBwd": "AkBn", "RmsNormBwdAccumulate": "AkBn",
-                   "BiasGeluBwd": "AkBn", "WeightGradAccumulate": "AmBn"}
-# Programs with an fp32 D (weight gradients accumulated across chunks), in the Cooperative config
-# only (the plain fp32 GEMMs' config); the rest write bf16 D in both EPILOGUE_CONFIGS.
-F32_D_PROGRAMS = {"WeightGradAccumulate"}
 
 
-def d_type_of(program):
-    return "void" if program in NO_D_PROGRAMS else "f32" if program in F32_D_PROGRAMS else "bf16"
+class Program:
+    def __init__(self, name, header, layout, d, example):
+        self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
+        # snake_case; "SwiGlu" is one word
+        self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
+        self.configs = EPILOGUE_CONFIGS[:1] if d == "f32" else EPILOGUE_CONFIGS
+        self.tu_name = f"epi_{self.snake}_{layout.lower()}_{d}"
+
+
+def read_programs():
+    programs = []
+    for header in sorted(PROGRAMS_DIR.glob("*.hpp")):
+        text = header.read_text()
+        for kind, name, layout, element in DECLARATION.findall(text):
+            assert re.search(rf"^struct {name}\b", text, re.M), f"{header.name}: no struct {name}"
+            programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE"))
+        # A declaration line the pattern missed would drop a program silently: count them.
+        lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
+        assert lines == sum(p.header == header.stem for p in programs), (
+            f"{header.name}: a CODA_COMPILE_ line does not read as (Program, kLayout, bf16|float|void);")
+    names = [p.name for p in programs]
+    assert len(set(names)) == len(names), "a program is declared twice"
+    return programs
+
+
+PROGRAMS = read_programs()
 
 
 def epilogue_instances():
-    for program, pname in EPILOGUE_PROGRAMS.items():
-        d = d_type_of(program)
-        layout = PROGRAM_LAYOUTS.get(program, "AkBk")
-        configs = EPILOGUE_CONFIGS[:1] if program in F32_D_PROGRAMS else EPILOGUE_CONFIGS
-        for config in configs:
-            yield f"epi_{pname}_{layout.lower()}_{d}_{CONFIGS[config]}", program, config, layout
-
-
-def epilogue_tu_name(program):
-    """One translation unit per program holds all its configs: the CUTLASS headers are parsed once
-    for both kernels (nvcc's front ends are most of a kernel's compile time), and an edit to one
-    program rebuilds only its file."""
-    layout = PROGRAM_LAYOUTS.get(program, "AkBk")
-    return f"epi_{EPILOGUE_PROGRAMS[program]}_{layout.lower()}_{d_type_of(program)}"
+    for program in PROGRAMS:
+        for config in program.configs:
+            yield (f"{program.tu_name}_{CONFIGS[config]}", program, config)
 
 
 def epilogue_tu(program, kernels):
-    element = {"void": "void", "f32": "float", "bf16": "cutlass::bfloat16_t"}[d_type_of(program)]
-    body = ""
-    for name, _, config, layout in kernels:
+    """One translation unit per program holds all its configs: the CUTLASS headers are parsed once
+    for both kernels (nvcc's front ends are most of a kernel's compile time), and an edit to one
+    program rebuilds only its family's units."""
+    element = ELEMENT_OF_D[program.d]
+    name = program.name
+    body = (f"static_assert(Compiled<{name}>::kLayout == gemm::OperandLayout::k{program.layout} &&\n"
+            + f"                  std::is_same_v<Compiled<{name}>::D, {element}>,\n"
+            + f'              "scripts/instances.py misread {name}\'s CODA_COMPILE line");\n\n')
+    for kernel, _, config in kernels:
         body += (
-            f"void {name}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
-            + f"    const {program}::Params& e, void* workspace, cudaStream_t stream) {{\n"
-            + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{layout}, {element},\n"
-            + f"                             gemm::TileConfig::{config}, {program}>;\n"
+            f"void {kernel}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
+            + f"    const {name}::Params& e, void* workspace, cudaStream_t stream) {{\n"
+            + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{program.layout}, {element},\n"
+            + f"                             gemm::TileConfig::{config}, {name}>;\n"
             + "  K::FusionArguments fusion{};\n"
-            + f"  {program}::fill(fusion, e);\n"
+            + f"  {name}::fill(fusion, e);\n"
             + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
             + "}\n\n"
         )
     return (
         HEADER
-        + f'#include "coda/programs/{PROGRAM_HEADERS[program]}.hpp"\n'
+        + f'#include "coda/programs/{program.header}.hpp"\n'
         + '#include "coda/gemm/launch.hpp"\n\n'
+        + "#include <type_traits>\n\n"
         + "namespace coda::epilogue::instances {\n\n"
         + body
         + "}  // namespace coda::epilogue::instances\n"
@@ -134,8 +121,8 @@ def epilogue_tu(program, kernels):
 
 def epilogue_dispatch_inc():
     lines = [HEADER, "// CODA_EPILOGUE_INSTANCE(program, config, layout, name)\n"]
-    for name, program, config, layout in epilogue_instances():
-        lines.append(f"CODA_EPILOGUE_INSTANCE({program}, {config}, k{layout}, {name})\n")
+    for kernel, program, config in epilogue_instances():
+        lines.append(f"CODA_EPILOGUE_INSTANCE({program.name}, {config}, k{program.layout}, {kernel})\n")
     return "".join(lines)
 
 
@@ -182,18 +169,14 @@ def dispatch_inc():
 
 
 def expected_files(out):
-    assert EXAMPLE_PROGRAMS <= set(EPILOGUE_PROGRAMS), "EXAMPLE_PROGRAMS names a program not listed"
-    assert set(PROGRAM_HEADERS) == set(EPILOGUE_PROGRAMS), "every program needs its header, once"
-    for header in set(PROGRAM_HEADERS.values()):
-        assert (ROOT / "kernels/coda/programs" / f"{header}.hpp").is_file(), f"no {header}.hpp"
     files = {out / "dispatch.inc": dispatch_inc(),
              out / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
     by_program = {}
     for kernel in epilogue_instances():
         by_program.setdefault(kernel[1], []).append(kernel)
     for program, kernels in by_program.items():
-        folder = out / "examples" if program in EXAMPLE_PROGRAMS else out
-        files[folder / f"{epilogue_tu_name(program)}_sm90a.cu"] = epilogue_tu(program, kernels)
+        folder = out / "examples" if program.example else out
+        files[folder / f"{program.tu_name}_sm90a.cu"] = epilogue_tu(program, kernels)
     by_layout = {}
     for kernel in instances():
         by_layout.setdefault((kernel[1], kernel[2]), []).append(kernel)

@@ -2,7 +2,7 @@
 // Every epilogue program composed from the primitives, each reading like its math: what the ops
 // (include/coda/ops/) run, the worked examples of docs/epilogue.md, the programs of
 // tests/device/epilogue/ and of `coda-bench epilogue`. One family per header under
-// kernels/coda/programs/; a kernel unit includes only its program's (scripts/instances.py), this
+// kernels/coda/programs/; a kernel unit includes only its program's (CODA_COMPILE_PROGRAM), this
 // umbrella is for code that wants them all. Device-side (CUTLASS).
 #pragma once
 

@@ -17,10 +17,12 @@ struct ResidualAccumulate {
   template <class Args>
   static void fill(Args&, const Params&) {}
 };
+CODA_COMPILE_EXAMPLE(ResidualAccumulate, kAkBk, bf16);
 
-// ResidualAccumulate compiled for fp32 D in the wgrad layout (scripts/instances.py).
+// ResidualAccumulate compiled for fp32 D in the wgrad layout.
 struct WeightGradAccumulate : ResidualAccumulate {
   using Params = WeightGradAccumulateParams;
 };
+CODA_COMPILE_PROGRAM(WeightGradAccumulate, kAmBn, float);
 
 }  // namespace coda::epilogue

@@ -20,6 +20,7 @@ struct BiasGelu {
     a.op_0.op_1 = {static_cast<const bf16*>(p.bias), bf16(0), {}};  // b[n]
   }
 };
+CODA_COMPILE_PROGRAM(BiasGelu, kAkBk, bf16);
 
 // P = acc + b[n] → pre;  Y = GELU_tanh(P) → D (from fp32 P, not its bf16 copy)
 struct BiasGeluSavePre {
@@ -33,6 +34,7 @@ struct BiasGeluSavePre {
     a.op_0.op_1 = {static_cast<bf16*>(p.pre), row_major_stride(p.pre_stride)};  // → P
   }
 };
+CODA_COMPILE_PROGRAM(BiasGeluSavePre, kAkBk, bf16);
 
 // dY = acc (dgrad: dOut · W_down);  dP = dY ⊙ GELU_tanh'(P) → D;  Σ_m dP → per-col partials (∂b)
 struct BiasGeluBwd {
@@ -46,5 +48,6 @@ struct BiasGeluBwd {
     a.op_1 = {p.dbias_partials, 0.0f, {}};
   }
 };
+CODA_COMPILE_PROGRAM(BiasGeluBwd, kAkBn, bf16);
 
 }  // namespace coda::epilogue

@@ -21,11 +21,13 @@ struct CrossEntropyPartials {
               p.target_logits, p.softcap};
   }
 };
+CODA_COMPILE_EXAMPLE(CrossEntropyPartials, kAkBk, bf16);
 
-// CrossEntropyPartials compiled with no D (GemmKernel<..., void, ...>; scripts/instances.py):
+// CrossEntropyPartials compiled with no D (GemmKernel<..., void, ...>):
 // only the per-tile log Σ exp and the target logits leave the kernel.
 struct CrossEntropyLoss : CrossEntropyPartials {
   using Params = CrossEntropyLossParams;
 };
+CODA_COMPILE_PROGRAM(CrossEntropyLoss, kAkBk, void);
 
 }  // namespace coda::epilogue

@@ -21,6 +21,7 @@ struct RowScale {
     a.op_1.op_0 = {p.row_scale, 0.0f, {}};           // r[m]
   }
 };
+CODA_COMPILE_EXAMPLE(RowScale, kAkBk, bf16);
 
 // Y = silu(acc + b[n]) → D;  Σ_m Y → per-col partials
 struct BiasSiluColSum {
@@ -34,6 +35,7 @@ struct BiasSiluColSum {
     a.op_1 = {p.col_partials, 0.0f, {}};
   }
 };
+CODA_COMPILE_EXAMPLE(BiasSiluColSum, kAkBk, bf16);
 
 // D = silu(acc)
 struct Activation {
@@ -44,6 +46,7 @@ struct Activation {
   template <class Args>
   static void fill(Args&, const Params&) {}
 };
+CODA_COMPILE_EXAMPLE(Activation, kAkBk, bf16);
 
 // D = acc + R
 struct ResidualAdd {
@@ -56,6 +59,7 @@ struct ResidualAdd {
     a.op_1 = {static_cast<const bf16*>(p.residual), bf16(0), row_major_stride(p.residual_stride)};
   }
 };
+CODA_COMPILE_EXAMPLE(ResidualAdd, kAkBk, bf16);
 
 // D = acc;  Σ acc² → per-row partials
 struct RowSumSquares {
@@ -68,5 +72,6 @@ struct RowSumSquares {
     a.op_1 = {p.sumsq_partials, 0.0f, {}};
   }
 };
+CODA_COMPILE_EXAMPLE(RowSumSquares, kAkBk, bf16);
 
 }  // namespace coda::epilogue

@@ -33,6 +33,7 @@ struct QkNormRope {
     a.op_1 = qk_norm_rope_args(p);
   }
 };
+CODA_COMPILE_PROGRAM(QkNormRope, kAkBk, bf16);
 
 // The same on rstd[m] · acc (the deferred input RMSNorm)
 struct RstdQkNormRope {
@@ -47,6 +48,7 @@ struct RstdQkNormRope {
     a.op_1 = qk_norm_rope_args(p.qk);
   }
 };
+CODA_COMPILE_PROGRAM(RstdQkNormRope, kAkBk, bf16);
 
 // QkNormRope and RstdQkNormRope that also store their input (acc, rstd[m] · acc) → pre
 struct QkNormRopeSavePre {
@@ -61,6 +63,7 @@ struct QkNormRopeSavePre {
     a.op_1 = qk_norm_rope_args(p.qk);
   }
 };
+CODA_COMPILE_PROGRAM(QkNormRopeSavePre, kAkBk, bf16);
 struct RstdQkNormRopeSavePre {
   using Params = RstdQkNormRopeSavePreParams;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
@@ -74,5 +77,6 @@ struct RstdQkNormRopeSavePre {
     a.op_1 = qk_norm_rope_args(p.qk.qk);
   }
 };
+CODA_COMPILE_PROGRAM(RstdQkNormRopeSavePre, kAkBk, bf16);
 
 }  // namespace coda::epilogue

@@ -30,5 +30,6 @@ struct ResidualRms {
     a.op_2.op_1 = {p.sumsq_partials, 0.0f, {}};
   }
 };
+CODA_COMPILE_PROGRAM(ResidualRms, kAkBk, bf16);
 
 }  // namespace coda::epilogue

@@ -47,10 +47,12 @@ struct RmsNormBwd {
     cute::get<12>(a) = {{1.0f / float(p.rstd.width)}, {nullptr}, {}};
   }
 };
+CODA_COMPILE_PROGRAM(RmsNormBwd, kAkBn, bf16);
 // The same, dX added into D by TMA reduce-add (the incoming residual-stream gradient).
 struct RmsNormBwdAccumulate : RmsNormBwd {
   using Params = RmsNormBwdAccumulateParams;
   static constexpr bool kAccumulateIntoD = true;
 };
+CODA_COMPILE_PROGRAM(RmsNormBwdAccumulate, kAkBn, bf16);
 
 }  // namespace coda::epilogue

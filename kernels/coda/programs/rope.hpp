@@ -20,6 +20,7 @@ struct RopeRotate {
     a.op_1 = {p.positions, p.frequencies};
   }
 };
+CODA_COMPILE_PROGRAM(RopeRotate, kAkBk, bf16);
 
 // D = RoPE(rstd[m] · acc) (RMSNorm → fused QKV projection → RoPE)
 struct RstdRopeRotate {
@@ -33,5 +34,6 @@ struct RstdRopeRotate {
     RopeRotate::fill(a, p.rope);
   }
 };
+CODA_COMPILE_PROGRAM(RstdRopeRotate, kAkBk, bf16);
 
 }  // namespace coda::epilogue

@@ -24,5 +24,6 @@ struct RstdRowScale {
     a.op_0 = row_rstd_args(p);
   }
 };
+CODA_COMPILE_PROGRAM(RstdRowScale, kAkBk, bf16);
 
 }  // namespace coda::epilogue

@@ -21,6 +21,7 @@ struct SwiGluPairs {
     a.op_1 = {static_cast<bf16*>(p.gated), p.gated_stride};
   }
 };
+CODA_COMPILE_PROGRAM(SwiGluPairs, kAkBk, bf16);
 
 // Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width output (RMSNorm → SwiGLU)
 struct RstdSwiGluPairs {
@@ -34,13 +35,16 @@ struct RstdSwiGluPairs {
     SwiGluPairs::fill(a, p.gated);
   }
 };
+CODA_COMPILE_PROGRAM(RstdSwiGluPairs, kAkBk, bf16);
 
-// SwiGluPairs and RstdSwiGluPairs compiled with no D (scripts/instances.py): Y only, Z not stored.
+// SwiGluPairs and RstdSwiGluPairs compiled with no D (void below): Y only, Z not stored.
 struct SwiGluPairsNoD : SwiGluPairs {
   using Params = SwiGluPairsNoDParams;
 };
+CODA_COMPILE_PROGRAM(SwiGluPairsNoD, kAkBk, void);
 struct RstdSwiGluPairsNoD : RstdSwiGluPairs {
   using Params = RstdSwiGluPairsNoDParams;
 };
+CODA_COMPILE_PROGRAM(RstdSwiGluPairsNoD, kAkBk, void);
 
 }  // namespace coda::epilogue

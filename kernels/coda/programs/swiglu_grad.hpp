@@ -44,6 +44,7 @@ struct SwiGluPairsGrad {
     cute::get<7>(a) = {static_cast<float*>(p.packed_dz), row_major_stride(p.packed_dz_stride)};
   }
 };
+CODA_COMPILE_EXAMPLE(SwiGluPairsGrad, kAkBk, bf16);
 
 // The same with ⟨z, dz⟩ per row: Σ_j (g·∂g + u·∂u) → per-row partials. Compiled for the dgrad
 // layout (dY = dOut · W_down).
@@ -61,5 +62,6 @@ struct SwiGluBwd {
     cute::get<9>(a) = {p.zdz_partials, 0.0f, {}};
   }
 };
+CODA_COMPILE_PROGRAM(SwiGluBwd, kAkBn, bf16);
 
 }  // namespace coda::epilogue
