@@ -57,7 +57,7 @@ int run_epilogue_bench(const BenchArgs& args) {
       epilogue::SwiGluPairsGradParams sg{packed_z.get(), s.n, packed_dz.get(), s.n};
       // The norm statistics of a 4096-wide producer (16 N-tiles of 256), as in a Llama block.
       const epilogue::PartialLayout stats = epilogue::per_row_partial_layout(config, s.m, 4096);
-      epilogue::RstdRowScaleParams leaf{row_partials.get<float>(), stats.tiles, stats.padded, 4096, 1e-6f};
+      epilogue::RstdRowScaleParams leaf{{row_partials.get<float>(), stats, 4096}, 1e-6f};
       epilogue::CrossEntropyPartialsParams ce;
       ce.lse_partials = row_partials.get<float>();
       ce.lse_padded = row_layout.padded;

@@ -221,6 +221,14 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     std::size_t best = 1;
     for (std::size_t i = 2; i < v.size(); ++i)
       if (median(all[i]) < median(all[best])) best = i;
+    // Every candidate's time, for the log: what the choice was between.
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      const gemm::KernelChoice& c = choices[i - 1];
+      std::printf("  candidate %-9s %s swizzle %d  %.3f ms  %.3f x cuBLAS\n",
+                  c.config == gemm::TileConfig::kPingpong128x128Cluster2x1 ? "pingpong" : "coop",
+                  c.raster == gemm::RasterOrder::kAlongM ? "along M" : "along N", c.swizzle,
+                  median(all[i]), median_ratio(per_round[i], per_round[0]));
+    }
     const gemm::KernelChoice& c = choices[best - 1];
     char line[512];
     const std::optional<ops::OpKey> key = ops::op_key_from_name(op);

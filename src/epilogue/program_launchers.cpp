@@ -37,13 +37,13 @@ static void check_params(const RopeRotateParams& params, std::int64_t, std::int6
 
 static void check_params(const RstdRowScaleParams& params, std::int64_t m, std::int64_t,
                          const ParamChecks& checks) {
-  checks.aligned(params.sumsq_partials, "sumsq_partials", 4);
-  checks.require(params.partial_tiles > 0 && params.partial_padded >= m,
-                 checks.name("partial_tiles/partial_padded") +
-                     ": need tiles > 0 and padded >= M; got " +
-                     std::to_string(params.partial_tiles) + ", " +
-                     std::to_string(params.partial_padded));
-  checks.require(params.width > 0, checks.name("width") + ": must be positive");
+  const RowSumSquares& sums = params.sums;
+  checks.aligned(sums.partials, "sums.partials", 4);
+  checks.require(sums.layout.tiles > 0 && sums.layout.padded >= m,
+                 checks.name("sums.layout") + ": need tiles > 0 and padded >= M; got " +
+                     std::to_string(sums.layout.tiles) + ", " +
+                     std::to_string(sums.layout.padded));
+  checks.require(sums.width > 0, checks.name("sums.width") + ": must be positive");
   checks.require(params.eps >= 0.0f, checks.name("eps") + ": must be non-negative");
 }
 
@@ -117,9 +117,9 @@ static void check_params(const RmsNormBwdParams& params, std::int64_t m, std::in
                          const ParamChecks& checks) {
   checks.optional_aligned(params.alpha, "alpha", 4);
   check_params(params.rstd, m, n, checks.member("rstd"));
-  checks.require(params.rstd.width == n,
-                 "params.rstd.width: must be D's N (the features normalised) = " +
-                     std::to_string(n) + "; got " + std::to_string(params.rstd.width));
+  checks.require(params.rstd.sums.width == n,
+                 "params.rstd.sums.width: must be D's N (the features normalised) = " +
+                     std::to_string(n) + "; got " + std::to_string(params.rstd.sums.width));
   checks.tile(params.x, params.x_stride, n, "x");
   checks.aligned(params.norm_weight, "norm_weight", 16);
   checks.aligned(params.zdz, "zdz", 4);

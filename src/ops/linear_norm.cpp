@@ -61,7 +61,7 @@ void linear_rmsnorm(const TensorView& D, const TensorView& H, const TensorView& 
   const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(check, H.device, {{"D", D}},
                          {{"H", H}, {"W", W}, {"stats.partials", detail::stats_read(stats)}});
-  const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
+  const epilogue::RstdRowScaleParams rstd{stats.sums(), eps};
   detail::launch_tuned(
       call, options, choice, stream,
       [&](const gemm::KernelChoice& c) { epilogue::rstd_row_scale(D, H, W, rstd, c, stream); });

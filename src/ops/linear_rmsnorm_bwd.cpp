@@ -64,7 +64,7 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
 
   epilogue::RmsNormBwdParams p;
   p.alpha = static_cast<const float*>(alpha.data);
-  p.rstd = detail::rstd_params(norm.stats, norm.eps);
+  p.rstd = {norm.stats.sums(), norm.eps};
   p.x = norm.X.data;
   p.x_stride = norm.X.stride[0];
   p.norm_weight = norm.weight.data;

@@ -94,7 +94,7 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                           {"stats.partials", detail::stats_read(stats)},
                           {"positions", positions},
                           {"frequencies", frequencies}});
-  const epilogue::RstdRopeRotateParams params{detail::rstd_params(stats, eps),
+  const epilogue::RstdRopeRotateParams params{{stats.sums(), eps},
                                               rope_params(positions, frequencies)};
   detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {
@@ -139,7 +139,7 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
   const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
   detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
   if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
-  const epilogue::RstdRowScaleParams rstd = detail::rstd_params(stats, eps);
+  const epilogue::RstdRowScaleParams rstd{stats.sums(), eps};
   const epilogue::QkNormRopeParams qk =
       qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
   const bool save_pre = Pre.data != nullptr;

@@ -51,7 +51,7 @@ void linear_rmsnorm_swiglu(const TensorView& Z, const TensorView& Y, const Tenso
   detail::require_memory(
       check, H.device, {{"Z", Z}, {"Y", Y}},
       {{"H", H}, {"W_gate_up", W_gate_up}, {"stats.partials", detail::stats_read(stats)}});
-  const epilogue::RstdSwiGluPairsParams params{detail::rstd_params(stats, eps),
+  const epilogue::RstdSwiGluPairsParams params{{stats.sums(), eps},
                                                {Y.data, Y.stride[0]}};
   detail::launch_tuned(call, options, choice, stream,
                        [&](const gemm::KernelChoice& c) {

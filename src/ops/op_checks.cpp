@@ -163,10 +163,6 @@ TensorView stats_read(const RowNormStats& stats) {
   return TensorView::vector(stats.partials, DType::kF32, stats.layout.floats());
 }
 
-epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps) {
-  return {stats.partials, stats.layout.tiles, stats.layout.padded, stats.width, eps};
-}
-
 namespace {
 
 struct OpTableEntry {

@@ -67,8 +67,6 @@ void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std:
 // views for the aliasing checks.
 TensorView stats_written(const RowNormStats& stats, std::int64_t m, std::int64_t n);
 TensorView stats_read(const RowNormStats& stats);
-// The rstd source of a consumer's epilogue.
-epilogue::RstdRowScaleParams rstd_params(const RowNormStats& stats, float eps);
 
 // The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
 // compiled for), else the current GPU's tuned table (op_table_<gpu>.inc), else the plain GEMM's

@@ -18,6 +18,15 @@ struct PartialLayout {
   std::int64_t floats() const { return tiles * padded; }
 };
 
+// Σx² per row of an X of `width` features, in partials per N-tile of the GEMM that produced X:
+// the deferred RMSNorm's statistic, one type from the op API (ops::RowNormStats::sums) through the
+// programs' params (RstdRowScaleParams) to the node that folds it into rstd (row_rstd.hpp).
+struct RowSumSquares {
+  const float* partials = nullptr;  // layout.floats() floats
+  PartialLayout layout{};
+  int width = 0;
+};
+
 // Per-row partials of an M×N output computed with `config`: tiles = ceil(N / tile_N),
 // padded = round_up(M, tile_M). Per-col partials: tiles = ceil(M / tile_M), padded = round_up(N,
 // tile_N).

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "coda/epilogue/merge.hpp"
 #include "coda/epilogue/rope_table.hpp"
 
 namespace coda::epilogue {
@@ -85,12 +86,10 @@ struct BiasGeluBwdParams {
   std::int64_t pre_stride = 0;
   float* dbias_partials = nullptr;  // per-col partial layout of this GEMM (M × N)
 };
-// D = rstd[m] · acc, rstd folded from Σx² partials in registers   (per-row leaf)
+// D = rstd[m] · acc, rstd = 1 / sqrt(Σx² / width + eps) folded from the producing GEMM's Σx²
+// partials in registers   (per-row leaf)
 struct RstdRowScaleParams {
-  const float* sumsq_partials = nullptr;  // per-row partials of the producing GEMM
-  int partial_tiles = 0;                  // PartialLayout of those partials
-  std::int64_t partial_padded = 0;
-  int width = 0;  // features normalised
+  RowSumSquares sums;  // width: the features normalised
   float eps = 0.0f;
 };
 // Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → gated   (RMSNorm + SwiGLU)

@@ -22,6 +22,9 @@ struct RowNormStats {
   // Written by the producer: where each tile's partials are, and the number of features summed.
   epilogue::PartialLayout layout{};
   int width = 0;
+
+  // What a consumer reads (its RstdRowScaleParams): the same partials, layout and width.
+  epilogue::RowSumSquares sums() const { return {partials, layout, width}; }
 };
 
 // Floats a RowNormStats buffer needs for an M × N producer, whatever kernel config it runs.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What CODA's own EVT nodes share (device-side, CUTLASS):
 //   RegisterNode<Arguments>   the host-side boilerplate of a node that works in registers only
-//                             (no shared memory, no TMA loads): its Arguments are its Params.
+//                             (no shared memory, no TMA loads): its Arguments are its Params
+//                             (or a second type made from them: RegisterNode<Arguments, Params>).
 //   FragmentCoords            the absolute (m, n) of each element of the fragment `visit` sees.
 //   make_row_registers<T>     one register per output row a thread holds, addressable with the
 //                             same (epi_m, epi_n, index) as the fragment (stride 0 along N).
@@ -23,16 +24,16 @@
 
 namespace coda::epilogue {
 
-template <class Arguments_>
+template <class Arguments_, class Params_ = Arguments_>
 struct RegisterNode {
   struct SharedStorage {};
   using Arguments = Arguments_;
-  using Params = Arguments_;
+  using Params = Params_;  // the kernel's form of the Arguments, made from them on the host
 
   template <class ProblemShape>
   static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args,
                                                   void*) {
-    return args;
+    return Params(args);
   }
   template <class ProblemShape>
   static bool can_implement(ProblemShape const&, Arguments const&) {

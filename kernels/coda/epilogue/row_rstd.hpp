@@ -16,18 +16,25 @@
 
 #include "coda/epilogue/node.hpp"
 #include "coda/epilogue/partial_math.hpp"
+#include "coda/epilogue/program_params.hpp"
 
 namespace coda::epilogue {
 
-struct RowRstdArguments {
+// The kernel's form of RstdRowScaleParams (its Arguments): 1 / width divided once, on the host.
+struct RowRstdParams {
   const float* partials = nullptr;  // Σx² partials: tiles × padded floats
   std::int64_t padded = 0;          // floats per tile slice (PartialLayout::padded)
   int tiles = 0;                    // PartialLayout::tiles
   float inv_width = 0.0f;           // 1 / (number of features normalised)
   float eps = 0.0f;
+
+  RowRstdParams() = default;
+  explicit RowRstdParams(const RstdRowScaleParams& a)
+      : partials(a.sums.partials), padded(a.sums.layout.padded), tiles(a.sums.layout.tiles),
+        inv_width(1.0f / float(a.sums.width)), eps(a.eps) {}
 };
 
-struct RowRstd : RegisterNode<RowRstdArguments> {
+struct RowRstd : RegisterNode<RstdRowScaleParams, RowRstdParams> {
   using RegisterNode::RegisterNode;
 
   template <class Rows, class RowCoords>

@@ -44,7 +44,7 @@ struct RstdQkNormRope {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_0 = p.rstd;
     a.op_1 = qk_norm_rope_args(p.qk);
   }
 };
@@ -72,7 +72,7 @@ struct RstdQkNormRopeSavePre {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_0.op_0 = p.rstd;
     a.op_0.op_1 = {static_cast<bf16*>(p.qk.pre), row_major_stride(p.qk.pre_stride)};
     a.op_1 = qk_norm_rope_args(p.qk.qk);
   }

@@ -39,12 +39,12 @@ struct RmsNormBwd {
   static void fill(Args& a, const Params& p) {
     cute::get<1>(a) = scalar_args(p.alpha);
     cute::get<3>(a) = {static_cast<const bf16*>(p.x), bf16(0), row_major_stride(p.x_stride)};
-    cute::get<4>(a) = row_rstd_args(p.rstd);
+    cute::get<4>(a) = p.rstd;
     cute::get<6>(a) = {static_cast<const bf16*>(p.norm_weight), bf16(0), {}};
     cute::get<8>(a) = {static_cast<bf16*>(p.normed), row_major_stride(p.normed_stride)};
     cute::get<10>(a) = {p.dw_partials, 0.0f, {}};
     cute::get<11>(a) = {p.zdz, 0.0f, {}};
-    cute::get<12>(a) = {{1.0f / float(p.rstd.width)}, {nullptr}, {}};
+    cute::get<12>(a) = {{1.0f / float(p.rstd.sums.width)}, {nullptr}, {}};
   }
 };
 CODA_COMPILE_PROGRAM(RmsNormBwd, kAkBn, bf16);

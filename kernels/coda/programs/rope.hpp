@@ -30,7 +30,7 @@ struct RstdRopeRotate {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_0 = p.rstd;
     RopeRotate::fill(a, p.rope);
   }
 };

@@ -9,10 +9,6 @@
 
 namespace coda::epilogue {
 
-inline RowRstdArguments row_rstd_args(const RstdRowScaleParams& p) {
-  return {p.sumsq_partials, p.partial_padded, p.partial_tiles, 1.0f / float(p.width), p.eps};
-}
-
 // D = rstd[m] · acc, rstd folded in registers from the producing GEMM's Σx² partials
 struct RstdRowScale {
   using Params = RstdRowScaleParams;
@@ -21,7 +17,7 @@ struct RstdRowScale {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0 = row_rstd_args(p);
+    a.op_0 = p;
   }
 };
 CODA_COMPILE_PROGRAM(RstdRowScale, kAkBk, bf16);

@@ -31,7 +31,7 @@ struct RstdSwiGluPairs {
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0.op_0 = row_rstd_args(p.rstd);
+    a.op_0.op_0 = p.rstd;
     SwiGluPairs::fill(a, p.gated);
   }
 };

@@ -359,7 +359,7 @@ TEST(EpiloguePrograms, RstdRowScaleLeaf) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix leaf = output(s.m, s.n), two_step = output(s.m, s.n);
       rstd_row_scale(leaf.view(), g.a.view(), g.b.view(),
-                     {partials.get<float>(), layout.tiles, layout.padded, width, 1e-6f}, {config});
+                     {{partials.get<float>(), layout, width}, 1e-6f}, {config});
       rstd_from_partials(partials.get<float>(), layout, s.m, width, 1e-6f, rstd.get<float>());
       row_scale(two_step.view(), g.a.view(), g.b.view(), {nullptr, rstd.get<float>()}, {config});
       CODA_CHECK_CUDA(cudaDeviceSynchronize());

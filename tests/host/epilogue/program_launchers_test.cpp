@@ -23,7 +23,7 @@ TEST(ProgramLaunchers, ComposedParamsNameTheirPath) {
   auto B = TensorView::matrix(testing::kFakeB, DType::kBF16, 256, 64);
   auto D = TensorView::matrix(testing::kFakeD, DType::kBF16, 64, 256);
   const gemm::KernelChoice coop{TileConfig::kCoop128x256Cluster2x1};
-  const RstdRowScaleParams rstd{kP, 1, 64, 64, 1e-6f};
+  const RstdRowScaleParams rstd{{kP, {1, 64}, 64}, 1e-6f};
   const RopeRotateParams rope{reinterpret_cast<const std::int32_t*>(kP),
                               reinterpret_cast<const RopeFrequency*>(kP)};
   QkNormRopeParams qk{rope, kR, kR, 128, 192, 64, 1e-6f};
@@ -41,10 +41,10 @@ TEST(ProgramLaunchers, ComposedParamsNameTheirPath) {
   EXPECT_EQ(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); }),
             "coda::epilogue::rstd_qk_norm_rope_save_pre: params.qk.qk.rope.frequencies: data "
             "pointer is null");
-  p.rstd.partial_padded = 32;  // and the statistic before the rest
+  p.rstd.sums.layout.padded = 32;  // and the statistic before the rest
   EXPECT_EQ(error_of([&] { rstd_qk_norm_rope_save_pre(D, A, B, p, coop); }),
-            "coda::epilogue::rstd_qk_norm_rope_save_pre: params.rstd.partial_tiles/partial_padded: "
-            "need tiles > 0 and padded >= M; got 1, 32");
+            "coda::epilogue::rstd_qk_norm_rope_save_pre: params.rstd.sums.layout: need tiles > 0 and "
+            "padded >= M; got 1, 32");
   RstdSwiGluPairsNoDParams g{{rstd, {kR, 127}}};
   EXPECT_EQ(error_of([&] { rstd_swiglu_pairs_no_d(A, B, g, coop); }),
             "coda::epilogue::rstd_swiglu_pairs_no_d: params.gated.gated_stride: must be >= N/2 and "
@@ -128,11 +128,11 @@ TEST(ProgramLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
                 .find("params.packed_z: row stride must be >= N and a multiple of 4 32-bit elements"),
             std::string::npos);
 
-  RstdRowScaleParams leaf{kP, 2, 128, 0, 1e-6f};
+  RstdRowScaleParams leaf{{kP, {2, 128}, 0}, 1e-6f};
   EXPECT_EQ(error_of([&] { rstd_row_scale(D, A, B, leaf, coop); }),
-            "coda::epilogue::rstd_row_scale: params.width: must be positive");
-  leaf.width = 4096;
-  leaf.partial_padded = 63;
+            "coda::epilogue::rstd_row_scale: params.sums.width: must be positive");
+  leaf.sums.width = 4096;
+  leaf.sums.layout.padded = 63;
   EXPECT_NE(error_of([&] { rstd_row_scale(D, A, B, leaf, coop); }).find("padded >= M"),
             std::string::npos);
 
