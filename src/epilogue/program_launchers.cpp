@@ -37,7 +37,7 @@ static void check_params(const RopeRotateParams& params, std::int64_t, std::int6
 
 static void check_params(const RstdRowScaleParams& params, std::int64_t m, std::int64_t,
                          const ParamChecks& checks) {
-  const RowSumSquares& sums = params.sums;
+  const SumSquaresPartials& sums = params.sums;
   checks.aligned(sums.partials, "sums.partials", 4);
   checks.require(sums.layout.tiles > 0 && sums.layout.padded >= m,
                  checks.name("sums.layout") + ": need tiles > 0 and padded >= M; got " +

@@ -21,7 +21,7 @@ struct PartialLayout {
 // Σx² per row of an X of `width` features, in partials per N-tile of the GEMM that produced X:
 // the deferred RMSNorm's statistic, one type from the op API (ops::RowNormStats::sums) through the
 // programs' params (RstdRowScaleParams) to the node that folds it into rstd (row_rstd.hpp).
-struct RowSumSquares {
+struct SumSquaresPartials {
   const float* partials = nullptr;  // layout.floats() floats
   PartialLayout layout{};
   int width = 0;

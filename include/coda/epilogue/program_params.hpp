@@ -89,7 +89,7 @@ struct BiasGeluBwdParams {
 // D = rstd[m] · acc, rstd = 1 / sqrt(Σx² / width + eps) folded from the producing GEMM's Σx²
 // partials in registers   (per-row leaf)
 struct RstdRowScaleParams {
-  RowSumSquares sums;  // width: the features normalised
+  SumSquaresPartials sums;  // width: the features normalised
   float eps = 0.0f;
 };
 // Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → gated   (RMSNorm + SwiGLU)

@@ -24,7 +24,7 @@ struct RowNormStats {
   int width = 0;
 
   // What a consumer reads (its RstdRowScaleParams): the same partials, layout and width.
-  epilogue::RowSumSquares sums() const { return {partials, layout, width}; }
+  epilogue::SumSquaresPartials sums() const { return {partials, layout, width}; }
 };
 
 // Floats a RowNormStats buffer needs for an M × N producer, whatever kernel config it runs.
