@@ -226,12 +226,14 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
       }
   if (nearest != nullptr) return nearest->choice;
   if (fallback != nullptr) return *fallback;
-  gemm::KernelChoice c =
-      gemm::choose_kernel(gemm::OperandLayout::kAkBk, DType::kBF16, int(m), int(n), int(k));
-  if (c.config != TileConfig::kPingpong128x128Cluster2x1)
-    c.config = TileConfig::kCoop128x256Cluster2x1;
-  c.decomposition = Decomposition::kHeuristic;
-  return c;
+  return forward_program_rule(k);
+}
+
+gemm::KernelChoice forward_program_rule(std::int64_t k) {
+  if (k >= 8192)
+    return {TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 4, Decomposition::kHeuristic};
+  return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1,
+          Decomposition::kHeuristic};
 }
 
 }  // namespace coda::ops::detail

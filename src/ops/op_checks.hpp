@@ -38,6 +38,15 @@ LinearShape require_linear(const ArgCheck& check, const TensorView& A, const cha
 // (K = D); the GEMM reads W as the N-major B (TensorView::matrix_col_major).
 LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, const char* dy_name,
                                  const TensorView& W, const char* w_name);
+// A forward fused op's kernel where no tuned shape is near (docs/design.md §10.1). The epilogue's
+// share of a tile's time falls as K grows: below K = 8192, Pingpong 128×128, whose two warpgroups
+// hide one's epilogue under the other's mainloop, along N with no swizzle (along M, or with a larger
+// swizzle, it starves for operands on the H100); from K = 8192 the mainloop dominates and the
+// Cooperative 128×256 tile, half the operand bytes per FLOP, along N with swizzle 4. Against every
+// candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) it is within
+// 0.92 of the best on 31 and 15 of them; the plain GEMM's choice made Cooperative, the rule before
+// it, on 22 and 10 (as low as 0.63 of the best).
+gemm::KernelChoice forward_program_rule(std::int64_t k);
 // The plain dgrad GEMM's kernel at M × N × K mapped onto the programs' configs (Pingpong stays
 // Pingpong, the rest Cooperative 128×256 2×1, heuristic decomposition): the program_choice
 // fallback of an op in a dgrad GEMM.
@@ -69,10 +78,8 @@ TensorView stats_written(const RowNormStats& stats, std::int64_t m, std::int64_t
 TensorView stats_read(const RowNormStats& stats);
 
 // The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
-// compiled for), else the current GPU's tuned table (op_table_<gpu>.inc), else the plain GEMM's
-// choice (gemm::choose_kernel) mapped onto the programs' configs (Pingpong stays Pingpong, every
-// Cooperative config becomes the Cooperative 128×256 2×1), keeping its raster and swizzle.
-// `fallback`, when given, replaces the mapped plain-GEMM choice for shapes not in the table.
+// compiled for), else the current GPU's tuned table (op_table_<gpu>.inc, nearest tuned shape),
+// else `fallback` when given, else forward_program_rule(k).
 // The same TunedCall then goes to launch_tuned, so the choice and the launch name one key and shape.
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
                                   const OpOptions& options,
