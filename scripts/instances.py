@@ -48,7 +48,6 @@ PROGRAMS_DIR = ROOT / "kernels/coda/programs"
 DECLARATION = re.compile(r"^CODA_COMPILE_(PROGRAM|EXAMPLE)\((\w+), k(AkBk|AkBn|AmBn), (bf16|float|void)\);$",
                          re.M)
 D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
-ELEMENT_OF_D = {"bf16": "cutlass::bfloat16_t", "f32": "float", "void": "void"}
 # Every program compiles in one Cooperative and one Pingpong config (the configs an op's
 # options.choice may force), an fp32 D in the Cooperative one only (the plain fp32 GEMMs' config).
 EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
@@ -92,7 +91,7 @@ def epilogue_tu(program, kernels):
     """One translation unit per program holds all its configs: the CUTLASS headers are parsed once
     for both kernels (nvcc's front ends are most of a kernel's compile time), and an edit to one
     program rebuilds only its family's units."""
-    element = ELEMENT_OF_D[program.d]
+    element = "void" if program.d == "void" else D_TYPES[program.d][1]  # the plain GEMMs' types
     name = program.name
     body = (f"static_assert(Compiled<{name}>::kLayout == gemm::OperandLayout::k{program.layout} &&\n"
             + f"                  std::is_same_v<Compiled<{name}>::D, {element}>,\n"
