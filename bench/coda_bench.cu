@@ -9,6 +9,9 @@
 //                  (--autotune: the op with the autotuner on as a fourth variant, tuned in the
 //                  warm-up; rule and tuned kernels in the same interleaved rounds)
 //   coda-bench tune-ops [--models ...] [--ops a,b] [--rounds N] [--table-out op_table.inc]
+//                       [--epilogue-cost]
+//                  (--epilogue-cost: each candidate also against the plain GEMM under the same
+//                  kernel, its "plain twin": fused / twin is what the epilogue costs in that kernel)
 // CODA_COMMIT and CODA_DATE label the JSON (scripts/device-run.sh sets them).
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +39,10 @@ int main(int argc, char** argv) {
     }
     if (flag == "--autotune") {  // ops: a fourth variant, the op with the autotuner on
       args.autotune = true;
+      continue;
+    }
+    if (flag == "--epilogue-cost") {  // tune-ops: each candidate against its own plain GEMM
+      args.epilogue_cost = true;
       continue;
     }
     if (i + 1 >= argc) {

@@ -14,6 +14,7 @@ struct BenchArgs {
   std::string json;             // write results here
   std::string table_out = "kernel_table.inc";
   bool autotune = false;        // ops: also time the op with the autotuner on (variant "tuned")
+  bool epilogue_cost = false;   // tune-ops: also time the plain GEMM under each candidate kernel
   std::string commit = "unknown", date = "unknown", command;
 };
 

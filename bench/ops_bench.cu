@@ -93,7 +93,13 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   stats_of_d.width = n;
   gemm::GemmOptions plain;
   plain.choice = gemm::choose_kernel(shape.layout, DType::kBF16, m, n, k);
-  const std::size_t ws = gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), plain);
+  std::size_t ws = gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), plain);
+  if (args.epilogue_cost)  // the plain twins of the candidates share this workspace
+    for (const gemm::KernelChoice& c : ops::program_candidates()) {
+      gemm::GemmOptions same = plain;
+      same.choice = c;
+      ws = std::max(ws, gemm::workspace_bytes(ops.d(0), ops.a(0), ops.b(0), same));
+    }
   DeviceAlloc workspace(std::max<std::size_t>(ws, 16));  // stream-K partials
   plain.workspace = ws ? workspace.get() : nullptr;
   plain.workspace_bytes = ws;
@@ -214,6 +220,17 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
       const ops::OpOptions o{c};
       v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
     }
+    // --epilogue-cost: the plain GEMM under each candidate's own kernel (same tile, schedule,
+    // raster and swizzle), so that fused / plain is the epilogue's cost alone; variant
+    // choices.size() + i is candidate i's plain twin.
+    if (args.epilogue_cost)
+      for (const gemm::KernelChoice& c : choices) {
+        gemm::GemmOptions same = plain;
+        same.choice = c;
+        v.push_back({"plain twin", [&, same](int i) {
+                       gemm::gemm(ops.d(i), ops.a(i), ops.b(i), same, stream);
+                     }});
+      }
     std::vector<std::vector<double>> all;
     interleaved_rounds(v, ops.count(), 1, 1, stream, &all);  // warm-up
     const int reps = std::max(1, std::min(6, int(20.0 / std::max(median(all[0]), 0.01))));
@@ -224,15 +241,21 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     std::vector<double> ratio(v.size());
     for (std::size_t i = 1; i < v.size(); ++i) ratio[i] = median_ratio(per_round[i], per_round[0]);
     std::size_t best = 1;
-    for (std::size_t i = 2; i < v.size(); ++i)
+    for (std::size_t i = 2; i <= choices.size(); ++i)
       if (ratio[i] < ratio[best]) best = i;
     // Every candidate's time, for the log: what the choice was between.
-    for (std::size_t i = 1; i < v.size(); ++i) {
+    for (std::size_t i = 1; i <= choices.size(); ++i) {
       const gemm::KernelChoice& c = choices[i - 1];
-      std::printf("  candidate %-9s %s swizzle %d  %.3f ms  %.3f x cuBLAS\n",
+      std::printf("  candidate %-9s %s swizzle %d  %.3f ms  %.3f x cuBLAS",
                   c.config == gemm::TileConfig::kPingpong128x128Cluster2x1 ? "pingpong" : "coop",
                   c.raster == gemm::RasterOrder::kAlongM ? "along M" : "along N", c.swizzle,
                   median(all[i]), ratio[i]);
+      if (args.epilogue_cost) {
+        const std::size_t twin = choices.size() + i;
+        std::printf("  plain twin %.3f ms  epilogue %.3f x", median(all[twin]),
+                    median_ratio(per_round[i], per_round[twin]));
+      }
+      std::printf("\n");
     }
     const gemm::KernelChoice& c = choices[best - 1];
     char line[512];
