@@ -27,6 +27,8 @@
 # Environment:
 #   CODA_PREBUILT=DIR  run the binaries in DIR (coda_device_tests, coda-bench) instead of building
 #                      (compile on a CPU machine, carry DIR; see README)
+#   CODA_WHEEL=FILE    the Python modes install this wheel instead of building the package
+#                      (scripts/build-wheel.sh here, carry .prebuilt; see README)
 #   CODA_COMMIT, CODA_DATE  label the JSON (default: git, today)
 #   BENCH_ARGS         extra coda-bench arguments (e.g. "--models 8B --rounds 5")
 set -uo pipefail
@@ -46,6 +48,12 @@ cat "$out/gpu.txt"
 # installed package.
 install_package() {
   local t0=$SECONDS
+  if [ -n "${CODA_WHEEL:-}" ]; then  # built here by scripts/build-wheel.sh: no kernel build there
+    python3 -m pip install --no-deps --force-reinstall "$CODA_WHEEL" > "$out/install.log" 2>&1 \
+      || { tail -20 "$out/install.log"; exit 1; }
+    echo "package installed from $CODA_WHEEL in $((SECONDS - t0)) s"
+    return
+  fi
   [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
   python3 -m pip install --no-build-isolation --no-deps -v \
     -Cbuild-dir="${CODA_BUILD_DIR:-${TMPDIR:-/tmp}/coda-build}" . > "$out/install.log" 2>&1 \

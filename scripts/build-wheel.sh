@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Builds the Python package's wheel here, for the GPU machine, so that a device call installs it in
+# seconds instead of compiling every kernel there (~3 min of each call on 16 cores):
+#   scripts/build-wheel.sh [PYTHON]     -> .prebuilt/coda-<version>-cp3XX-*.whl
+# PYTHON: the interpreter to build for, the GPU machine's Python version (3.12 there; default:
+# python3.12). It needs nanobind and scikit-build-core (pip install nanobind scikit-build-core).
+# libstdc++ is linked statically (CODA_STATIC_LIBSTDCXX), as for the carried C++ binaries. A build
+# directory outside the checkout makes a rebuild incremental. Then carry .prebuilt and run e.g.
+#   CODA_WHEEL=$(ls .prebuilt/coda-*.whl) scripts/device-run.sh ops-py
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${1:-python3.12}
+[ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
+mkdir -p .prebuilt
+rm -f .prebuilt/coda-*.whl
+"$python" -m pip wheel --no-deps --no-build-isolation -w .prebuilt \
+  -Cbuild-dir="${CODA_WHEEL_BUILD_DIR:-${TMPDIR:-/tmp}/coda-wheel-build}" \
+  -Ccmake.define.CODA_STATIC_LIBSTDCXX=ON .
+ls -la .prebuilt/coda-*.whl
