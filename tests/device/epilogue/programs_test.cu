@@ -266,11 +266,28 @@ TEST(EpiloguePrograms, SwiGluPairs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = output(s.m, s.n), gated = output(s.m, s.n / 2);
       swiglu_pairs(d.view(), g.a.view(), g.b.view(), {gated.buffer.get(), gated.ld}, {config});
+      // Y again with rows only 4-byte aligned (stride ≡ 2 mod 4 elements): each lane then stores
+      // its four outputs as two 4-byte halves instead of one 8-byte store (gated.hpp).
+      const std::int64_t ld4 = round_up(s.n / 2, 4) + 2;
+      DeviceMatrix gated4{DeviceBuffer(std::size_t(s.m) * ld4 * 2), s.m, s.n / 2, ld4};
+      gated4.buffer.poison();
+      DeviceMatrix d4 = output(s.m, s.n);
+      swiglu_pairs(d4.view(), g.a.view(), g.b.view(), {gated4.buffer.get(), gated4.ld}, {config});
       CODA_CHECK_CUDA(cudaDeviceSynchronize());
-      bool d_pad = false, y_pad = false;
+      bool d_pad = false, y_pad = false, d4_pad = false, y4_pad = false;
       EXPECT_TRUE(meets_contract(download(d, &d_pad).v, g.acc64.v, g.acc_framework.v, "D = Z"));
-      EXPECT_TRUE(meets_contract(download(gated, &y_pad).v, y.v, y_fw.v, "Y = silu(g)·u"));
+      const ref::Matrix y_got = download(gated, &y_pad);
+      EXPECT_TRUE(meets_contract(y_got.v, y.v, y_fw.v, "Y = silu(g)·u"));
       EXPECT_TRUE(d_pad && y_pad) << "row padding written";
+      download(d4, &d4_pad);
+      EXPECT_EQ(download(gated4, &y4_pad).v, y_got.v) << "Y: same bits with 4-byte aligned rows";
+      // Y is stored from registers, not by TMA: nothing past column N/2 − 1 may be written.
+      const std::vector<std::uint16_t> y4_bits = gated4.buffer.download<std::uint16_t>();
+      bool y4_beyond_untouched = true;
+      for (int r = 0; r < s.m; ++r)
+        for (std::int64_t c = s.n / 2; c < ld4; ++c)
+          if (y4_bits[std::size_t(r) * ld4 + c] != 0xFFFF) y4_beyond_untouched = false;
+      EXPECT_TRUE(d4_pad && y4_beyond_untouched) << "Y written past column N/2 - 1";
     }
   }
 }
