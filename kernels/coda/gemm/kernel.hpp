@@ -14,9 +14,9 @@
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
 // the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
-// `static constexpr int kEpilogueTileN = ...;`. The epilogue is built first, and the mainloop gets
-// the shared memory it leaves; the epilogue's stage counts are chosen so that it leaves as many
-// mainloop stages as it can (ChooseStages).
+// `static constexpr int kEpilogueTileN = ...;` and cap the epilogue's load stages under the
+// Cooperative schedule with `static constexpr int kCooperativeEpilogueLoadStages = ...;`. The
+// epilogue is built first, and the mainloop gets the shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -87,21 +87,30 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
       CopyAtomC, R2R>;
 };
 
-// The collective with its stage counts set: StagesC, the epilogue's load pipeline (tile loads),
-// and StagesD, its D store buffers; 0 keeps the builder's. C is void here, so the policy never
-// reuses C's shared memory for D.
-template <class Collective, int StagesC, int StagesD>
-struct WithStages {
+// The epilogue's load stages for Program under Schedule: Program::kCooperativeEpilogueLoadStages
+// under the Cooperative schedule when declared (its 128-row subtile doubles the bytes per load
+// stage: a 32-bit tile's default 4 stages take 64 KB and leave the mainloop 2 stages); else 0,
+// the builder's count.
+template <class Program, class Schedule, class = void>
+struct EpilogueLoadStagesOf : std::integral_constant<int, 0> {};
+template <class Program>
+struct EpilogueLoadStagesOf<Program, Cooperative,
+                            std::void_t<decltype(Program::kCooperativeEpilogueLoadStages)>>
+    : std::integral_constant<int, Program::kCooperativeEpilogueLoadStages> {};
+
+// The collective with its load-pipeline depth (the dispatch policy's StagesC) set to StagesC; 0
+// keeps the builder's. C is void here, so the policy never reuses C's shared memory for D.
+template <class Collective, int StagesC>
+struct WithLoadStages {
   using type = Collective;
 };
-template <int SC, int SD, int F, bool Reuse, bool Delay, class... Rest, int StagesC, int StagesD>
-struct WithStages<cutlass::epilogue::collective::CollectiveEpilogue<
-                      cutlass::epilogue::Sm90TmaWarpSpecialized<SC, SD, F, Reuse, Delay>, Rest...>,
-                  StagesC, StagesD> {
-  static_assert((StagesC == 0 && StagesD == 0) || !Reuse, "a stage override needs ReuseSmemC off");
+template <int SC, int SD, int F, bool Reuse, bool Delay, class... Rest, int StagesC>
+struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
+                          cutlass::epilogue::Sm90TmaWarpSpecialized<SC, SD, F, Reuse, Delay>, Rest...>,
+                      StagesC> {
+  static_assert(StagesC == 0 || !Reuse, "the load-stage override needs ReuseSmemC off");
   using type = cutlass::epilogue::collective::CollectiveEpilogue<
-      cutlass::epilogue::Sm90TmaWarpSpecialized<(StagesC == 0 ? SC : StagesC),
-                                                (StagesD == 0 ? SD : StagesD), F, Reuse, Delay>,
+      cutlass::epilogue::Sm90TmaWarpSpecialized<(StagesC == 0 ? SC : StagesC), SD, F, Reuse, Delay>,
       Rest...>;
 };
 
@@ -153,10 +162,8 @@ template <> struct OperandLayoutTraits<OperandLayout::kAmBn> {
   using LayoutB = cutlass::layout::RowMajor;
 };
 
-// What a kernel is made of, before the epilogue's stage counts are chosen.
-template <OperandLayout Layout, class ElementD_, TileConfig Config, class Program_>
-struct GemmKernelBase {
-  using Program = Program_;
+template <OperandLayout Layout, class ElementD_, TileConfig Config, class Program>
+struct GemmKernel {
   using ElementA = cutlass::bfloat16_t;
   using ElementB = cutlass::bfloat16_t;
   using ElementD = ElementD_;
@@ -175,91 +182,43 @@ struct GemmKernelBase {
       typename detail::EpilogueTileOf<Program, typename Tile::Schedule::EpilogueTile>::type;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
+  static constexpr int kEpilogueLoadStages =
+      detail::EpilogueLoadStagesOf<Program, typename Tile::Schedule>::value;
+  using EpilogueContext = epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD,
+                                                    typename Tile::Schedule::Epilogue,
+                                                    kEpilogueLoadStages>;
+  static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
+                "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
+                "that is valid for this kernel's EpilogueContext (see docs/epilogue.md)");
+  using Callbacks = typename Program::template Callbacks<EpilogueContext>;
+
+  // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
+  using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
+      ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
+      kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
   static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
   static_assert(!kAccumulateIntoD || std::is_same_v<ElementD, cutlass::bfloat16_t> ||
                     std::is_same_v<ElementD, float>,
                 "kAccumulateIntoD: TMA reduce-add into D is supported for bf16 and fp32 D only");
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
-};
-
-namespace detail {
-
-// The epilogue and the mainloop built around Base with the epilogue's stage counts LoadStages
-// (StagesC: tile loads) and StoreStages (StagesD: D and tile stores); 0 takes the builder's.
-// The epilogue is built first, and the mainloop gets the shared memory it leaves.
-template <class Base, int LoadStages, int StoreStages>
-struct StagedKernel {
-  using EpilogueContext = epilogue::EpilogueContext<
-      typename Base::TileShape, typename Base::EpilogueTile, typename Base::ElementD,
-      typename Base::Tile::Schedule::Epilogue, LoadStages, StoreStages>;
-  static_assert(HasCallbacks<typename Base::Program, EpilogueContext>::value,
-                "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
-                "that is valid for this kernel's EpilogueContext (see docs/epilogue.md)");
-  using Callbacks = typename Base::Program::template Callbacks<EpilogueContext>;
-
-  // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
-  using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Base::TileShape,
-      typename Base::ClusterShape, typename Base::EpilogueTile, typename Base::ElementAccumulator,
-      typename Base::ElementAccumulator, void, typename Base::LayoutD, Base::kAlignmentD,
-      typename Base::ElementD, typename Base::LayoutD, Base::kAlignmentD,
-      typename Base::Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
-  using CollectiveEpilogue = typename WithStoreOp<
-      typename WithStages<BuiltEpilogue, LoadStages, StoreStages>::type,
-      typename Base::DStoreOp>::type;
+  using CollectiveEpilogue = typename detail::WithStoreOp<
+      typename detail::WithLoadStages<BuiltEpilogue, kEpilogueLoadStages>::type, DStoreOp>::type;
   static_assert(CollectiveEpilogue::DispatchPolicy::StagesC ==
-                        EpilogueContext::Descriptor::StagesC &&
-                    CollectiveEpilogue::DispatchPolicy::StagesD ==
-                        EpilogueContext::Descriptor::StagesD,
-                "the epilogue's tile nodes and its pipelines must have the same stage counts");
+                    EpilogueContext::Descriptor::StagesC,
+                "the epilogue's load nodes and its load pipeline must have the same stage count");
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Base::ElementA,
-      typename Base::LayoutA, Base::kAlignmentAB, typename Base::ElementB, typename Base::LayoutB,
-      Base::kAlignmentAB, typename Base::ElementAccumulator, typename Base::TileShape,
-      typename Base::ClusterShape,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,
+      ElementB, LayoutB, kAlignmentAB, ElementAccumulator, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
-      typename Base::Tile::Schedule::Mainloop>::CollectiveOp;
-  static constexpr int kMainloopStages = CollectiveMainloop::DispatchPolicy::Stages;
-};
+      typename Tile::Schedule::Mainloop>::CollectiveOp;
 
-// The epilogue's stage counts, chosen so that its shared memory costs the mainloop no stage that
-// a shallower epilogue would keep. A mainloop stage short is what made the wide-epilogue kernels
-// slow (docs/design.md §10.3): a consumer releases a stage only after the next wgmma is issued, so
-// S stages keep S - 2 loads in flight ahead of the math, and at 3 stages of a 128x256x64 tile one
-// load (~0.5 us of wgmma) does not cover the load latency. In this order, the first that reaches
-// the most mainloop stages: the builder's counts; D (and tile stores) from one buffer; tile loads
-// two stages deep; both.
-template <class Base>
-struct ChooseStages {
-  using Builder = StagedKernel<Base, 0, 0>;
-  using OneStore = StagedKernel<Base, 0, 1>;
-  using TwoLoads = StagedKernel<Base, 2, 0>;
-  using Both = StagedKernel<Base, 2, 1>;
-  static constexpr int kMost =
-      cute::max(cute::max(Builder::kMainloopStages, OneStore::kMainloopStages),
-                cute::max(TwoLoads::kMainloopStages, Both::kMainloopStages));
-  using type = std::conditional_t<
-      Builder::kMainloopStages == kMost, Builder,
-      std::conditional_t<OneStore::kMainloopStages == kMost, OneStore,
-                         std::conditional_t<TwoLoads::kMainloopStages == kMost, TwoLoads, Both>>>;
-};
-
-}  // namespace detail
-
-template <OperandLayout Layout, class ElementD_, TileConfig Config, class Program>
-struct GemmKernel : GemmKernelBase<Layout, ElementD_, Config, Program> {
-  using Staged = typename detail::ChooseStages<GemmKernelBase<Layout, ElementD_, Config, Program>>::type;
-  using EpilogueContext = typename Staged::EpilogueContext;
-  using Callbacks = typename Staged::Callbacks;
-  using CollectiveEpilogue = typename Staged::CollectiveEpilogue;
-  using CollectiveMainloop = typename Staged::CollectiveMainloop;
-
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<
-      cute::Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue,
-      typename GemmKernelBase<Layout, ElementD_, Config, Program>::Tile::TileScheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
+                                                      CollectiveMainloop, CollectiveEpilogue,
+                                                      typename Tile::TileScheduler>;
   using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   using Arguments = typename Device::Arguments;
   using FusionArguments = decltype(Arguments{}.epilogue.thread);

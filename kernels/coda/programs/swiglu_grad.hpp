@@ -33,6 +33,8 @@ using SwiGluGradDag =
 // dY = acc;  (g, u) = packed Z;  D = silu(g) · u;  dZ = packed (∂g, ∂u).
 struct SwiGluPairsGrad {
   using Params = SwiGluPairsGradParams;
+  // The Z tile is 32-bit: 2 load stages (32 KB) under Cooperative leave the mainloop 3 (gemm/kernel.hpp).
+  static constexpr int kCooperativeEpilogueLoadStages = 2;
   template <class Ctx>
   using Callbacks = SwiGluGradDag<Ctx, Edges<>>;
 
@@ -48,6 +50,7 @@ CODA_COMPILE_EXAMPLE(SwiGluPairsGrad, kAkBk, bf16);
 // layout (dY = dOut · W_down).
 struct SwiGluBwd {
   using Params = SwiGluBwdParams;
+  static constexpr int kCooperativeEpilogueLoadStages = SwiGluPairsGrad::kCooperativeEpilogueLoadStages;
   template <class Ctx>
   using Callbacks = SwiGluGradDag<Ctx, Edges<From<2, 3, 4, 5>, From<8>>,
                                   MapNode<PairDot>,                       // 8: g·∂g + u·∂u
