@@ -42,14 +42,32 @@ struct QkNormRopeArguments {
 struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
   using RegisterNode::RegisterNode;
 
-  template <class Coords, class RowF>
+  // The rewrite is branch-free and reads each side input once per thread: a row's position once
+  // per tile (begin), a column pair's γ and frequency once for all the thread's rows (the loop
+  // has no control flow, so the compiler merges the equal loads). Rows past M and columns past N
+  // read in-bounds neighbours; TMA never stores their results. A subtile of V columns only is
+  // left as it is, with no work.
+  template <class Coords, class RowF, class RowI, class RowCoords>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF first_head, RowF second_head,
+                                          RowI positions, RowCoords row_coords,
                                           Params const& params)
-        : coords(coords), first_head(first_head), second_head(second_head), params(params) {}
+        : coords(coords), first_head(first_head), second_head(second_head),
+          positions(positions), row_coords(row_coords), params(params) {}
     Coords coords;
     RowF first_head, second_head;  // per row: Σx², then the norm scale, of the subtile's heads
+    RowI positions;                // per row: its RoPE position
+    RowCoords row_coords;          // relative coordinates of the unique rows
     Params const& params;
+
+    CUTLASS_DEVICE void begin() {
+      auto unique = unique_rows(positions);
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < cute::size(unique); ++k) {
+        int m = coords.m0 + int(cute::get<0>(row_coords(k)));
+        unique(k) = params.rope.positions[m < coords.M ? m : coords.M - 1];
+      }
+    }
 
     template <class ElementAcc, class ElementIn, int F>
     CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int, int,
@@ -65,12 +83,17 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
                                VTensor visit_results) {
       constexpr int F = cute::remove_cvref_t<decltype(visit_results(0))>::kElements;
       static_assert(F % 2 == 0, "QkNormRope: the fragment must hold whole column pairs");
+      // Subtiles start at multiples of kQkNormSubtileN (uniform over the CTA).
+      const int subtile_n0 =
+          cute::get<1>(coords.template at<F>(0, epi_m, epi_n, 0)) & ~(kQkNormSubtileN - 1);
+      if (subtile_n0 >= params.qk_columns) return;  // V heads only: through
       auto first_mn = first_head(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto second_mn = second_head(cute::_, cute::_, cute::_, epi_m, epi_n);
+      auto position_mn = positions(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto first_k = unique_rows(first_head);
       auto second_k = unique_rows(second_head);
-      // Subtiles start at multiples of kQkNormSubtileN, so a column belongs to the subtile's
-      // second head (head_dim = 64) when n % kQkNormSubtileN >= head_dim.
+      // A column belongs to the subtile's second head (head_dim = 64) when
+      // n % kQkNormSubtileN >= head_dim.
       auto in_second_head = [&](int n) { return (n & (kQkNormSubtileN - 1)) >= params.head_dim; };
 
       CUTLASS_PRAGMA_UNROLL
@@ -80,10 +103,11 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < F; ++i) {
           int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
-          float x2 = visit_results(v)[i] * visit_results(v)[i];
+          float x = visit_results(v)[i];
           bool second = in_second_head(n);
-          first_mn(v * F + i) += second ? 0.0f : x2;
-          second_mn(v * F + i) += second ? x2 : 0.0f;
+          float x_first = second ? 0.0f : x, x_second = second ? x : 0.0f;
+          first_mn(v * F + i) = fmaf(x_first, x_first, first_mn(v * F + i));
+          second_mn(v * F + i) = fmaf(x_second, x_second, second_mn(v * F + i));
         }
       }
       const float inv_hd = 1.0f / float(params.head_dim);
@@ -103,20 +127,22 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
       for (int v = 0; v < cute::size(visit_results); ++v) {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < F; i += 2) {
-          auto [m, n] = coords.template at<F>(v, epi_m, epi_n, i);
-          if (m >= coords.M || n >= params.qk_columns) continue;  // V columns, rows past M
+          const int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
+          const int n_load = n < coords.N ? n : coords.N - 2;  // n and N are even
           const cutlass::bfloat16_t* gamma =
               n < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
-          // head_dim is 64 or 128, j even: one 4-byte load of (γ[j], γ[j + 1]).
+          // head_dim is 64 or 128, n even: one 4-byte load of (γ[j], γ[j + 1]).
           const auto g = *reinterpret_cast<const cutlass::Array<cutlass::bfloat16_t, 2>*>(
-              gamma + (n & (params.head_dim - 1)));
+              gamma + (n_load & (params.head_dim - 1)));
+          const RopeFrequency f = params.rope.frequencies[n_load / 2];
           float scale = in_second_head(n) ? second_mn(v * F + i) : first_mn(v * F + i);
           float x0 = visit_results(v)[i] * scale * float(g[0]);
           float x1 = visit_results(v)[i + 1] * scale * float(g[1]);
           float s, c;
-          rope_sincos(params.rope.positions[m], params.rope.frequencies[n / 2], s, c);
-          visit_results(v)[i] = x0 * c - x1 * s;
-          visit_results(v)[i + 1] = x0 * s + x1 * c;
+          rope_sincos(position_mn(v * F + i), f, s, c);
+          const bool normed = n < params.qk_columns;  // V columns pass through
+          visit_results(v)[i] = normed ? x0 * c - x1 * s : visit_results(v)[i];
+          visit_results(v)[i + 1] = normed ? x0 * s + x1 * c : visit_results(v)[i + 1];
         }
       }
     }
@@ -130,8 +156,11 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
     auto coords = fragment_coords(args);
     auto first_head = make_row_registers<float, ReferenceSrc>(args);
     auto second_head = make_row_registers<float, ReferenceSrc>(args);
-    return ConsumerStoreCallbacks<decltype(coords), decltype(first_head)>(coords, first_head,
-                                                                          second_head, params);
+    auto positions = make_row_registers<int, ReferenceSrc>(args);
+    auto row_coords = unique_row_coords(positions, args);
+    return ConsumerStoreCallbacks<decltype(coords), decltype(first_head), decltype(positions),
+                                  decltype(row_coords)>(coords, first_head, second_head,
+                                                        positions, row_coords, params);
   }
 };
 
