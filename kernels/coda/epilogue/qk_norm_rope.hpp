@@ -47,27 +47,18 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
   // has no control flow, so the compiler merges the equal loads). Rows past M and columns past N
   // read in-bounds neighbours; TMA never stores their results. A subtile of V columns only is
   // left as it is, with no work.
-  template <class Coords, class RowF, class RowI, class RowCoords>
+  template <class Coords, class RowF, class Positions>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, RowF first_head, RowF second_head,
-                                          RowI positions, RowCoords row_coords,
-                                          Params const& params)
+                                          Positions positions, Params const& params)
         : coords(coords), first_head(first_head), second_head(second_head),
-          positions(positions), row_coords(row_coords), params(params) {}
+          positions(positions), params(params) {}
     Coords coords;
     RowF first_head, second_head;  // per row: Σx², then the norm scale, of the subtile's heads
-    RowI positions;                // per row: its RoPE position
-    RowCoords row_coords;          // relative coordinates of the unique rows
+    Positions positions;           // per row: its RoPE position (rope.hpp)
     Params const& params;
 
-    CUTLASS_DEVICE void begin() {
-      auto unique = unique_rows(positions);
-      CUTLASS_PRAGMA_UNROLL
-      for (int k = 0; k < cute::size(unique); ++k) {
-        int m = coords.m0 + int(cute::get<0>(row_coords(k)));
-        unique(k) = params.rope.positions[m < coords.M ? m : coords.M - 1];
-      }
-    }
+    CUTLASS_DEVICE void begin() { positions.load(params.rope.positions, coords.m0, coords.M); }
 
     template <class ElementAcc, class ElementIn, int F>
     CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int, int,
@@ -89,7 +80,6 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
       if (subtile_n0 >= params.qk_columns) return;  // V heads only: through
       auto first_mn = first_head(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto second_mn = second_head(cute::_, cute::_, cute::_, epi_m, epi_n);
-      auto position_mn = positions(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto first_k = unique_rows(first_head);
       auto second_k = unique_rows(second_head);
       // A column belongs to the subtile's second head (head_dim = 64) when
@@ -128,18 +118,18 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < F; i += 2) {
           const int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
-          const int n_load = n < coords.N ? n : coords.N - 2;  // n and N are even
           const cutlass::bfloat16_t* gamma =
               n < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
-          // head_dim is 64 or 128, n even: one 4-byte load of (γ[j], γ[j + 1]).
+          // head_dim is 64 or 128, n even: one 4-byte load of (γ[j], γ[j + 1]); in bounds for
+          // any n.
           const auto g = *reinterpret_cast<const cutlass::Array<cutlass::bfloat16_t, 2>*>(
-              gamma + (n_load & (params.head_dim - 1)));
-          const RopeFrequency f = params.rope.frequencies[n_load / 2];
+              gamma + (n & (params.head_dim - 1)));
+          const RopeFrequency f = frequency_at(params.rope.frequencies, n, coords.N);
           float scale = in_second_head(n) ? second_mn(v * F + i) : first_mn(v * F + i);
           float x0 = visit_results(v)[i] * scale * float(g[0]);
           float x1 = visit_results(v)[i + 1] * scale * float(g[1]);
           float s, c;
-          rope_sincos(position_mn(v * F + i), f, s, c);
+          rope_sincos(positions.at(epi_m, epi_n, v * F + i), f, s, c);
           const bool normed = n < params.qk_columns;  // V columns pass through
           visit_results(v)[i] = normed ? x0 * c - x1 * s : visit_results(v)[i];
           visit_results(v)[i + 1] = normed ? x0 * s + x1 * c : visit_results(v)[i + 1];
@@ -156,11 +146,9 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
     auto coords = fragment_coords(args);
     auto first_head = make_row_registers<float, ReferenceSrc>(args);
     auto second_head = make_row_registers<float, ReferenceSrc>(args);
-    auto positions = make_row_registers<int, ReferenceSrc>(args);
-    auto row_coords = unique_row_coords(positions, args);
-    return ConsumerStoreCallbacks<decltype(coords), decltype(first_head), decltype(positions),
-                                  decltype(row_coords)>(coords, first_head, second_head,
-                                                        positions, row_coords, params);
+    auto positions = make_row_positions<ReferenceSrc>(args);
+    return ConsumerStoreCallbacks<decltype(coords), decltype(first_head), decltype(positions)>(
+        coords, first_head, second_head, positions, params);
   }
 };
 

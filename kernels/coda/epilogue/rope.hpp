@@ -31,15 +31,55 @@ struct RopePairsArguments {
   const RopeFrequency* frequencies = nullptr;  // [N / 2], one per column pair
 };
 
+// The RoPE positions of the rows a thread holds (row registers, node.hpp), read once per tile
+// (`load` from the node's begin()) instead of once per element. Rows past M read row M - 1's:
+// their results are never stored.
+template <class Rows, class RowCoords>
+struct RowPositions {
+  Rows rows;             // per row: its position, stride 0 along N
+  RowCoords row_coords;  // relative coordinates of the unique rows
+
+  CUTLASS_DEVICE void load(const std::int32_t* positions, int m0, int M) {
+    auto unique = unique_rows(rows);
+    CUTLASS_PRAGMA_UNROLL
+    for (int k = 0; k < cute::size(unique); ++k) {
+      int m = m0 + int(cute::get<0>(row_coords(k)));
+      unique(k) = positions[m < M ? m : M - 1];
+    }
+  }
+  // The position of fragment element `index` of subtile (epi_m, epi_n).
+  CUTLASS_DEVICE int at(int epi_m, int epi_n, int index) {
+    return rows(cute::_, cute::_, cute::_, epi_m, epi_n)(index);
+  }
+};
+
+template <bool ReferenceSrc, class Args>
+CUTLASS_DEVICE auto make_row_positions(Args const& args) {
+  auto rows = make_row_registers<int, ReferenceSrc>(args);
+  auto row_coords = unique_row_coords(rows, args);
+  return RowPositions<decltype(rows), decltype(row_coords)>{rows, row_coords};
+}
+
+// The frequency of the pair at column n (even), read in bounds: a column past N (a ragged
+// tile's edge) reads the last pair's, and its result is never stored.
+CUTLASS_DEVICE RopeFrequency frequency_at(const RopeFrequency* frequencies, int n, int N) {
+  return frequencies[(n < N ? n : N - 2) / 2];
+}
+
+// Branch-free (docs/epilogue.md, "Sharp edges"): every pair computes its
+// rotation and a V pair (f = 0) selects its input.
 struct RopePairsNode : RegisterNode<RopePairsArguments> {
   using RegisterNode::RegisterNode;
 
-  template <class Coords>
+  template <class Coords, class Positions>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
-    CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, Params const& params)
-        : coords(coords), params(params) {}
+    CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, Positions positions, Params const& params)
+        : coords(coords), positions(positions), params(params) {}
     Coords coords;
+    Positions positions;
     Params const& params;
+
+    CUTLASS_DEVICE void begin() { positions.load(params.positions, coords.m0, coords.M); }
 
     template <class ElementAcc, class ElementIn, int F>
     CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int epi_v,
@@ -49,18 +89,14 @@ struct RopePairsNode : RegisterNode<RopePairsArguments> {
       cutlass::Array<float, F> y;
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < F; i += 2) {
-        auto [m, n] = coords.template at<F>(epi_v, epi_m, epi_n, i);
-        const RopeFrequency f =
-            m < coords.M && n < coords.N ? params.frequencies[n / 2] : RopeFrequency{};
+        const int n = cute::get<1>(coords.template at<F>(epi_v, epi_m, epi_n, i));
+        const RopeFrequency f = frequency_at(params.frequencies, n, coords.N);
         float x0 = float(x[i]), x1 = float(x[i + 1]);
-        y[i] = x0;  // V (f = 0) and elements outside (M, N): through
-        y[i + 1] = x1;
-        if (f.hi != 0.0f || f.lo != 0.0f) {
-          float s, c;
-          rope_sincos(params.positions[m], f, s, c);
-          y[i] = x0 * c - x1 * s;
-          y[i + 1] = x0 * s + x1 * c;
-        }
+        float s, c;
+        rope_sincos(positions.at(epi_m, epi_n, epi_v * F + i), f, s, c);
+        const bool rotate = f.hi != 0.0f || f.lo != 0.0f;  // V (f = 0): through
+        y[i] = rotate ? x0 * c - x1 * s : x0;
+        y[i + 1] = rotate ? x0 * s + x1 * c : x1;
       }
       return y;
     }
@@ -70,7 +106,9 @@ struct RopePairsNode : RegisterNode<RopePairsArguments> {
   CUTLASS_DEVICE auto get_consumer_store_callbacks(
       cutlass::epilogue::fusion::detail::ConsumerStoreArgs<Args...> const& args) {
     auto coords = fragment_coords(args);
-    return ConsumerStoreCallbacks<decltype(coords)>(coords, params);
+    auto positions = make_row_positions<ReferenceSrc>(args);
+    return ConsumerStoreCallbacks<decltype(coords), decltype(positions)>(coords, positions,
+                                                                         params);
   }
 };
 
