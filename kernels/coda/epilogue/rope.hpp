@@ -66,8 +66,8 @@ CUTLASS_DEVICE RopeFrequency frequency_at(const RopeFrequency* frequencies, int 
   return frequencies[(n < N ? n : N - 2) / 2];
 }
 
-// Branch-free (docs/epilogue.md, "Sharp edges"): every pair computes its
-// rotation and a V pair (f = 0) selects its input.
+// Branch-free (docs/epilogue.md, "Sharp edges"): every pair computes its rotation, and a V pair
+// (f = 0) selects its input.
 struct RopePairsNode : RegisterNode<RopePairsArguments> {
   using RegisterNode::RegisterNode;
 
