@@ -261,15 +261,8 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     char line[512];
     const std::optional<ops::OpKey> key = ops::op_key_from_name(op);
     if (!key) throw Error("coda-bench tune-ops: " + op + " has no op-table key (coda/ops/op_key.hpp)");
-    std::snprintf(line, sizeof line,
-                  "{OpKey::%s, %d, %d, %d, {TileConfig::%s, RasterOrder::%s, %d, "
-                  "Decomposition::kHeuristic}},  // %s: %.3f x cuBLAS\n",
-                  ops::identifier(*key), m, n, k,
-                  c.config == gemm::TileConfig::kPingpong128x128Cluster2x1
-                      ? "kPingpong128x128Cluster2x1"
-                      : "kCoop128x256Cluster2x1",
-                  c.raster == gemm::RasterOrder::kAlongM ? "kAlongM" : "kAlongN", c.swizzle,
-                  shape_name.c_str(), ratio[best]);
+    std::snprintf(line, sizeof line, "%s  // %s: %.3f x cuBLAS\n",
+                  ops::op_table_row(*key, m, n, k, c).c_str(), shape_name.c_str(), ratio[best]);
     *tune_out += line;
     std::printf("%s", line);
     std::fflush(stdout);

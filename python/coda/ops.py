@@ -14,6 +14,7 @@ shape. Consumers therefore take the buffer and `stats_k`: the K of the `linear_r
 wrote it, or 0 for `rms_norm_stats`, and rebuild the layout from it on the host."""
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Optional
 
@@ -53,6 +54,21 @@ def set_autotune(on: bool) -> None:
     kernel candidate on its own arguments and keeps the fastest, in memory and in a JSON file under
     $XDG_CACHE_HOME/coda/ (C.autotune_cache_file()); never during CUDA-graph capture."""
     C.set_autotune(bool(on))
+
+
+@contextlib.contextmanager
+def forced_kernel(op: str, candidate: int):
+    """For a benchmark that tunes from outside the op (python -m coda.bench tune): inside, every
+    call of `op` (an op-table key, e.g. "linear_swiglu") on this thread runs kernel candidate
+    `candidate` (an index into C.program_candidates()) instead of its table's choice, with no
+    autotuning. The stats layout a producer predicts follows the forced kernel."""
+    C.force_op_choice(op, int(candidate))
+    _producer_layout.cache_clear()
+    try:
+        yield
+    finally:
+        C.force_op_choice(op, -1)
+        _producer_layout.cache_clear()
 
 
 # The 1-D arguments, by name; every other tensor argument is a matrix.

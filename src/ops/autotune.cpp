@@ -273,6 +273,19 @@ const std::vector<gemm::KernelChoice>& program_candidates() {
   return candidates;
 }
 
+namespace {
+thread_local std::optional<gemm::KernelChoice> t_forced[std::size_t(OpKey::kCount)];
+}  // namespace
+
+void force_op_choice(OpKey op, std::optional<gemm::KernelChoice> choice) {
+  if (op >= OpKey::kCount) throw Error("force_op_choice: op is not an op key");
+  t_forced[std::size_t(op)] = choice;
+}
+
+std::optional<gemm::KernelChoice> forced_op_choice(OpKey op) {
+  return op < OpKey::kCount ? t_forced[std::size_t(op)] : std::nullopt;
+}
+
 std::int64_t autotune_m_bucket(std::int64_t m) {
   std::int64_t bucket = 128;
   while (bucket < m) bucket *= 2;
@@ -301,7 +314,7 @@ gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
                                 const gemm::KernelChoice& rule, cudaStream_t stream,
                                 const OpLaunch& launch) {
   const DeviceChecksDone checked;  // the op ran require_memory: validate once
-  if (options.choice || !autotune_enabled()) {
+  if (options.choice || forced_op_choice(call.op) || !autotune_enabled()) {
     launch(rule);
     return rule;
   }

@@ -6,6 +6,7 @@
 
 #include "coda/device_check.hpp"
 #include "coda/gemm/choose_config.hpp"
+#include "coda/ops/autotune.hpp"
 
 namespace coda::ops::detail {
 
@@ -206,14 +207,17 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
                                   const OpOptions& options, const gemm::KernelChoice* fallback) {
   const OpKey op = call.op;
   const std::int64_t m = call.m, n = call.n, k = call.k;
-  if (options.choice) {
-    if (!is_program_config(options.choice->config))
+  // A choice passed in, or forced on this op for a benchmark (force_op_choice): checked alike.
+  const std::optional<gemm::KernelChoice> given =
+      options.choice ? options.choice : forced_op_choice(op);
+  if (given) {
+    if (!is_program_config(given->config))
       check.fail(std::string("options.choice.config: the fused ops are compiled for "
                              "coop_128x256_2x1 and pingpong_128x128_2x1; got ") +
-                 gemm::to_string(options.choice->config));
-    if (options.choice->decomposition == Decomposition::kStreamK)
+                 gemm::to_string(given->config));
+    if (given->decomposition == Decomposition::kStreamK)
       check.fail("options.choice.decomposition: the fused ops do not run stream-K");
-    return *options.choice;
+    return *given;
   }
   // The op's nearest tuned shape on this GPU (gemm::tuned_shape_distance), if one is near.
   const OpTableEntry* nearest = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "coda/ops/op_key.hpp"
 
+#include <cstdio>
+
 namespace coda::ops {
 
 namespace {
@@ -28,6 +30,23 @@ std::optional<OpKey> op_key_from_name(std::string_view n) {
   for (std::size_t i = 0; i < std::size_t(OpKey::kCount); ++i)
     if (n == kSpellings[i].name) return OpKey(i);
   return std::nullopt;
+}
+
+std::string op_table_row(OpKey key, std::int64_t m, std::int64_t n, std::int64_t k,
+                         const gemm::KernelChoice& choice) {
+  const char* config = "?";
+  if (choice.config == gemm::TileConfig::kPingpong128x128Cluster2x1)
+    config = "kPingpong128x128Cluster2x1";
+  else if (choice.config == gemm::TileConfig::kCoop128x256Cluster2x1)
+    config = "kCoop128x256Cluster2x1";
+  char row[256];
+  std::snprintf(row, sizeof row,
+                "{OpKey::%s, %lld, %lld, %lld, {TileConfig::%s, RasterOrder::%s, %d, "
+                "Decomposition::kHeuristic}},",
+                identifier(key), static_cast<long long>(m), static_cast<long long>(n),
+                static_cast<long long>(k), config,
+                choice.raster == gemm::RasterOrder::kAlongM ? "kAlongM" : "kAlongN", choice.swizzle);
+  return row;
 }
 
 }  // namespace coda::ops

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <optional>
 #include <tuple>
 
 #include "coda/gemm/gemm.hpp"
@@ -22,6 +23,7 @@
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/linear_swiglu.hpp"
 #include "coda/ops/linear_swiglu_bwd.hpp"
+#include "coda/ops/op_key.hpp"
 #include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/weights.hpp"
@@ -89,6 +91,20 @@ CrossEntropyOptions ce_options(std::int64_t ignore_index, int reduction, float z
   return ce;
 }
 
+OpKey op_key_named(const std::string& op) {
+  const std::optional<OpKey> key = op_key_from_name(op);
+  if (!key) throw coda::Error("op: '" + op + "' is not an op with a kernel choice (coda/ops/op_key.hpp)");
+  return *key;
+}
+
+const coda::gemm::KernelChoice& candidate_at(int i) {
+  const auto& all = program_candidates();
+  if (i < 0 || std::size_t(i) >= all.size())
+    throw coda::Error("candidate: must be in [0, " + std::to_string(all.size()) + "); got " +
+                      std::to_string(i));
+  return all[std::size_t(i)];
+}
+
 }  // namespace
 
 NB_MODULE(_C, m) {
@@ -106,6 +122,22 @@ NB_MODULE(_C, m) {
   m.def("autotune_enabled", &autotune_enabled);
   m.def("autotune_cache_file", &autotune_cache_file);
   m.def("autotune_forget", &autotune_forget);
+  // Tuning from the Python op benchmark (python -m coda.bench tune): the candidates, one forced
+  // on an op for this thread (index into program_candidates; -1 clears), and the table row.
+  m.def("program_candidates", [] {
+    std::vector<std::tuple<std::string, std::string, int>> out;
+    for (const coda::gemm::KernelChoice& c : program_candidates())
+      out.emplace_back(coda::gemm::to_string(c.config), coda::gemm::to_string(c.raster), c.swizzle);
+    return out;
+  });
+  m.def("force_op_choice", [](const std::string& op, int candidate) {
+    force_op_choice(op_key_named(op), candidate < 0 ? std::nullopt
+                                                    : std::optional(candidate_at(candidate)));
+  }, nb::arg("op"), nb::arg("candidate"));
+  m.def("op_table_row", [](const std::string& op, std::int64_t mm, std::int64_t n, std::int64_t k,
+                           int candidate) {
+    return op_table_row(op_key_named(op), mm, n, k, candidate_at(candidate));
+  });
 
   // --- sizes and layouts (host only) ---------------------------------------------------------
   m.def("norm_stats_floats", &norm_stats_floats, nb::arg("m"), nb::arg("n"));

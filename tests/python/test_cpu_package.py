@@ -213,3 +213,29 @@ def test_autotune_switch_reaches_the_library():
         _C.set_autotune(before)
     if not torch.cuda.is_available():
         assert _C.autotune_cache_file() == ""
+
+
+def test_tuning_from_python_names_its_candidates_rows_and_errors():
+    """What `python -m coda.bench tune` stands on: the kernel candidates, a kernel forced on one op
+    (the producer's stats layout follows it), and the table row scripts/merge_op_table.py reads."""
+    import re
+
+    from coda import _C, ops
+
+    candidates = _C.program_candidates()
+    assert len(candidates) == 16 and len(set(candidates)) == 16
+    assert {c[0] for c in candidates} == {"coop_128x256_2x1", "pingpong_128x128_2x1"}
+    pingpong = candidates.index(("pingpong_128x128_2x1", "along_m", 8))
+    coop = candidates.index(("coop_128x256_2x1", "along_n", 1))
+    row = _C.op_table_row("linear_swiglu", 16384, 28672, 4096, pingpong)
+    assert re.match(r"\{OpKey::kLinearSwiglu, 16384, 28672, 4096, \{TileConfig::kPingpong128x128Cluster2x1, "
+                    r"RasterOrder::kAlongM, 8, Decomposition::kHeuristic\}\},$", row), row
+    with pytest.raises(ValueError, match="op: 'linear_swiglu_no_z' is not an op"):
+        _C.op_table_row("linear_swiglu_no_z", 16384, 28672, 4096, 0)
+    with pytest.raises(ValueError, match=r"candidate: must be in \[0, 16\); got 16"):
+        _C.force_op_choice("linear_swiglu", 16)
+    tiles = {}
+    for name, index in (("pingpong", pingpong), ("coop", coop)):
+        with ops.forced_kernel("linear_residual_rms", index):
+            tiles[name] = _C.linear_residual_rms_stats_layout(1000, 2048, 2048)[0]
+    assert tiles == {"pingpong": 2048 // 128, "coop": 2048 // 256}, tiles

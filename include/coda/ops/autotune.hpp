@@ -18,10 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "coda/gemm/config.hpp"
+#include "coda/ops/op_key.hpp"
 
 namespace coda::ops {
 
@@ -44,5 +46,13 @@ std::string autotune_cache_file();
 
 // Forgets every winner held in memory (the next use reloads the file). For tests.
 void autotune_forget();
+
+// A kernel forced on one op, on the calling thread, for a benchmark that tunes from outside the
+// op (`python -m coda.bench tune` times each candidate in the harness of record): while set, every
+// call of `op` on this thread without options.choice runs `choice`, checked and used as if passed
+// in options.choice (the table, the rule and the autotuner are bypassed). nullopt clears it.
+// Thread-local: another thread's calls are unaffected.
+void force_op_choice(OpKey op, std::optional<gemm::KernelChoice> choice);
+std::optional<gemm::KernelChoice> forced_op_choice(OpKey op);
 
 }  // namespace coda::ops

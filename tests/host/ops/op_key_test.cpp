@@ -26,5 +26,17 @@ TEST(OpKey, NamesAndIdentifiersAreUniqueAndReadBack) {
   EXPECT_STREQ(name(OpKey::kCount), "?");
 }
 
+// The table row both tuners write and scripts/merge_op_table.py reads (its KEY pattern).
+TEST(OpKey, TableRowSpellsTheKeyShapeAndKernel) {
+  const gemm::KernelChoice c{gemm::TileConfig::kPingpong128x128Cluster2x1, gemm::RasterOrder::kAlongM, 8};
+  EXPECT_EQ(op_table_row(OpKey::kLinearSwiglu, 16384, 28672, 4096, c),
+            "{OpKey::kLinearSwiglu, 16384, 28672, 4096, {TileConfig::kPingpong128x128Cluster2x1, "
+            "RasterOrder::kAlongM, 8, Decomposition::kHeuristic}},");
+  const gemm::KernelChoice d{gemm::TileConfig::kCoop128x256Cluster2x1, gemm::RasterOrder::kAlongN, 1};
+  EXPECT_EQ(op_table_row(OpKey::kLinearRope, 2048, 6144, 4096, d),
+            "{OpKey::kLinearRope, 2048, 6144, 4096, {TileConfig::kCoop128x256Cluster2x1, "
+            "RasterOrder::kAlongN, 1, Decomposition::kHeuristic}},");
+}
+
 }  // namespace
 }  // namespace coda::ops

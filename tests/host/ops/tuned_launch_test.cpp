@@ -2,13 +2,17 @@
 // How an op launches (detail::launch_tuned) when no timing is asked for, on the CPU: with the
 // autotuner off, or with options.choice set, the op's launches run exactly once with the choice
 // it made, and inside them the CUDA-side pointer checks are off (the op ran them: validate once),
-// on again afterwards — also when a launch throws.
+// on again afterwards — also when a launch throws. A choice forced on an op for a benchmark
+// (force_op_choice) is used like options.choice, on that op and thread only.
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "coda/device_check.hpp"
+#include "coda/epilogue/merge.hpp"
 #include "coda/ops/autotune.hpp"
+#include "coda/ops/linear_norm.hpp"
 #include "coda/status.hpp"
 #include "src/ops/tuned_launch.hpp"
 
@@ -54,6 +58,50 @@ TEST(LaunchTuned, AForcedChoiceIsNeverTimed) {
   EXPECT_EQ(got, forced);
   ASSERT_EQ(r.ran.size(), 1u) << "a call with options.choice ran more than once";
   EXPECT_EQ(r.ran[0], forced);
+}
+
+TEST(ForcedOpChoice, RunsOnceUntimedOnItsOpAndThreadOnly) {
+  const KernelChoice forced{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongM, 4};
+  force_op_choice(OpKey::kLinearSwiglu, forced);
+  EXPECT_EQ(forced_op_choice(OpKey::kLinearSwiglu), forced);
+  EXPECT_FALSE(forced_op_choice(OpKey::kLinearRope)) << "forcing one op forced another";
+  std::optional<KernelChoice> seen_elsewhere = forced;
+  std::thread([&] { seen_elsewhere = forced_op_choice(OpKey::kLinearSwiglu); }).join();
+  EXPECT_FALSE(seen_elsewhere) << "a forced choice leaked to another thread";
+
+  set_autotune(true);  // the autotuner must not time a forced op
+  Recorder r;
+  const KernelChoice got =
+      launch_tuned({OpKey::kLinearSwiglu, 300, 776, 520}, OpOptions{}, forced, nullptr, r.launch());
+  set_autotune(false);
+  force_op_choice(OpKey::kLinearSwiglu, std::nullopt);
+  EXPECT_EQ(got, forced);
+  ASSERT_EQ(r.ran.size(), 1u) << "a forced op was timed";
+  EXPECT_EQ(r.ran[0], forced);
+  EXPECT_FALSE(forced_op_choice(OpKey::kLinearSwiglu)) << "nullopt did not clear it";
+}
+
+// The producer's statistics layout follows a forced kernel (program_choice, host-only): a
+// benchmark that forces linear_residual_rms's kernel gets the layout that kernel writes.
+TEST(ForcedOpChoice, DecidesTheProducersStatsLayout) {
+  const std::int64_t m = 1000, n = 2048, k = 2048;
+  for (TileConfig config : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kPingpong128x128Cluster2x1}) {
+    force_op_choice(OpKey::kLinearResidualRms, KernelChoice{config, RasterOrder::kAlongN, 1});
+    const epilogue::PartialLayout got = linear_residual_rms_stats_layout(m, n, k);
+    const epilogue::PartialLayout want = epilogue::per_row_partial_layout(config, int(m), int(n));
+    EXPECT_EQ(got.tiles, want.tiles) << gemm::to_string(config);
+    EXPECT_EQ(got.padded, want.padded) << gemm::to_string(config);
+  }
+  // A config the fused programs are not compiled for is refused, naming the constraint.
+  force_op_choice(OpKey::kLinearResidualRms,
+                  KernelChoice{TileConfig::kCoop256x128Cluster1x2, RasterOrder::kAlongN, 1});
+  try {
+    linear_residual_rms_stats_layout(m, n, k);
+    ADD_FAILURE() << "a forced config outside the programs' was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("options.choice.config"), std::string::npos) << e.what();
+  }
+  force_op_choice(OpKey::kLinearResidualRms, std::nullopt);
 }
 
 TEST(LaunchTuned, ALaunchThatThrowsLeavesTheChecksOn) {

@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The fused ops' kernel choice tuned in the op benchmark's own harness: `python -m coda.bench tune`.
+
+For each op and model at M tokens, every kernel candidate (C.program_candidates(): 2 configs × 2
+rasters × 4 swizzles) is forced on the op in turn (coda.ops.forced_kernel) and timed in the same
+interleaved rounds, on the same operand sets and realistic side inputs, as `python -m coda.bench ops`
+times the op (ops.py), together with PyTorch's matmul of the shape and the op as it runs today
+(its table row or the rule). The pick is the candidate of least median per-round ratio to matmul;
+it is written only where it beats today's choice by --min-gain in the same rounds (a table row is
+not moved by noise), and only after its outputs pass the float64 check.
+
+Why here and not `coda-bench tune-ops`: a table row is worth what the benchmark of record confirms,
+and the C++ tuner's harness differs from this one (uniform operands, zero side inputs, another
+rotation); its picks disagreed with this benchmark on some rows (bench/RESULTS.md, twelfth session).
+
+Output under --out: op_table.inc (rows for scripts/merge_op_table.py), tune.json (every candidate's
+ratio, today's, the pick) and tune.md.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from coda.bench import report
+from coda.bench.op_cases import MODELS, PYTORCH, cases
+from coda.bench.ops import _operand_sets, _rotating, check
+from coda.bench.timing import Stopwatch, interleaved_rounds
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m coda.bench tune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="1B,8B,70B", help=f"comma-separated, of {','.join(MODELS)}")
+    p.add_argument("--ops", default="all", help="comma-separated op names (default: every op with a table key)")
+    p.add_argument("--tokens", type=int, default=16384, help="M (the op tables' rows are at 16384)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--min-gain", type=float, default=0.02,
+                   help="write a row only where the pick is this much faster than today's choice")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--out", type=Path, default=Path("tune-out"))
+    return p.parse_args(argv)
+
+
+def _has_key(name: str) -> bool:
+    from coda._native import C
+
+    try:
+        C.op_table_row(name, 1, 1, 1, 0)
+        return True
+    except ValueError:
+        return False
+
+
+def _describe(candidate: tuple[str, str, int]) -> str:
+    config, raster, swizzle = candidate
+    return f"{config.split('_')[0]} {raster.replace('_', ' ')} swizzle {swizzle}"
+
+
+def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> dict:
+    from coda import ops
+    from coda._native import C
+
+    candidates = C.program_candidates()
+    sets = _operand_sets(case, MODELS[model_name], m, device)
+    gemm_ab = [(t[case.gemm[0]], t[case.gemm[1]]) for t in sets]
+    a, w = gemm_ab[0]
+    n, k = (w.shape[1] if case.dgrad else w.shape[0]), a.shape[1]
+
+    def forced(i):
+        def run(t):
+            with ops.forced_kernel(case.name, i):
+                return case.coda(t)
+        return run
+
+    steps = {"torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
+             "today": _rotating(sets, case.coda)}
+    steps.update({f"c{i}": _rotating(sets, forced(i)) for i in range(len(candidates))})
+    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+    base = result.round_medians_ms["torch_matmul"]
+
+    def ratio(name):
+        r = result.round_medians_ms.get(name)
+        return statistics.median(p / q for p, q in zip(r, base)) if r and name not in result.errors else None
+
+    ratios = {f"c{i}": ratio(f"c{i}") for i in range(len(candidates))}
+    today = ratio("today")
+    timed = {name: r for name, r in ratios.items() if r is not None}
+    best = min(timed, key=timed.get)
+    index = int(best[1:])
+    stock_out = case.stock({name: sets[0][name] for name in case.inputs}, PYTORCH)
+    with ops.forced_kernel(case.name, index):  # the standard layout of its outputs too
+        checks = check(case, sets[0], case.coda(sets[0]), stock_out)
+    passed = all(err <= bound for err, _, bound in checks.values())
+    gain = 1 - timed[best] / today if today else None
+    row = {"name": case.name, "shape": model_name, "M": m, "N": n, "K": k,
+           "candidates": [{"kernel": _describe(c), "x_matmul": ratios[f"c{i}"]} for i, c in enumerate(candidates)],
+           "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
+           "gain": gain, "check_passed": passed, "errors": result.errors,
+           "table_row": C.op_table_row(case.name, m, n, k, index)}
+    row["written"] = passed and gain is not None and gain >= args.min_gain
+    del sets, gemm_ab, stock_out
+    torch.cuda.empty_cache()
+    return row
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| op | model | M×N×K | today × matmul | pick | pick × matmul | gain | check | row |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {r['shape']} | {r['M']}×{r['N']}×{r['K']} | {_fmt(r['today_x_matmul'])} | "
+                     f"{r['pick']} | {_fmt(r['pick_x_matmul'])} | {_fmt(r['gain'])} | "
+                     f"{'ok' if r['check_passed'] else '**FAILED**'} | {'written' if r['written'] else 'kept'} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print("coda.bench tune: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    torch.manual_seed(seed)
+    watch = Stopwatch(device)
+    rows, lines = [], []
+    for model_name in args.models.split(","):
+        for case in cases(MODELS[model_name]):
+            if (args.ops != "all" and case.name not in args.ops.split(",")) or not _has_key(case.name):
+                continue
+            row = tune_case(case, model_name, args.tokens, args, watch, device)
+            rows.append(row)
+            if row["written"]:
+                lines.append(f"{row['table_row']}  // {model_name}: {row['pick_x_matmul']:.3f} x matmul, "
+                             f"was {row['today_x_matmul']:.3f} (python -m coda.bench tune)")
+            print(table([row]).splitlines()[-1], flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "tune", *argv], rounds=args.rounds,
+                                   iters=args.iters, warmup=args.warmup, seed=seed, tokens=args.tokens,
+                                   min_gain=args.min_gain)
+    report.write_json(args.out / "tune.json", metadata, rows)
+    (args.out / "op_table.inc").write_text("".join(line + "\n" for line in lines))
+    (args.out / "tune.md").write_text(table(rows) + "\n")
+    print(table(rows))
+    print(f"{len(lines)} of {len(rows)} rows written to {args.out / 'op_table.inc'}")
+    return 0 if all(r["check_passed"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
