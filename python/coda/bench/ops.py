@@ -46,6 +46,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--tokens", default="16384", help="comma-separated M values")
     p.add_argument("--random-tokens", action="store_true", help="add one M drawn from [4096, 32768]")
     p.add_argument("--seed", type=int, default=None, help="the draw's seed (default: from the clock)")
+    p.add_argument("--variants", default=",".join(VARIANTS),
+                   help="comma-separated variants to time (coda and torch_matmul always run); leaving "
+                        "eager and compile out times the GEMM-like variants alone")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
@@ -129,6 +132,8 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
         steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
     if case.gemms is not None:
         steps["torch_gemms"] = _rotating(sets, case.gemms)
+    wanted = set(args.variants.split(",")) | {"coda", "torch_matmul"}
+    steps = {name: step for name, step in steps.items() if name in wanted}
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),

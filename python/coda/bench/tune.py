@@ -105,6 +105,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
            "candidates": [{"kernel": _describe(c), "x_matmul": ratios[f"c{i}"]} for i, c in enumerate(candidates)],
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "check_passed": passed, "errors": result.errors,
+           "rounds_ms": result.round_medians_ms,
            "table_row": C.op_table_row(case.name, m, n, k, index)}
     row["written"] = passed and gain is not None and gain >= args.min_gain
     del sets, gemm_ab, stock_out
