@@ -76,3 +76,26 @@ def test_every_multi_gemm_yardstick_runs_on_its_own_operands():
 def test_a_case_that_could_not_run_is_reported_not_dropped():
     line = table([not_run_row("linear_swiglu", "70B", 32768, "OutOfMemoryError: CUDA out of memory")]).splitlines()[-1]
     assert "linear_swiglu" in line and "32768" in line and "not run" in line and "OutOfMemoryError" in line
+
+
+def test_heat_runs_right_before_every_timed_block():
+    """--sustained: the heater runs once before each variant's block of timed iterations (after
+    the warm-up), so that no block starts from a cool GPU."""
+    from coda.bench.timing import Stopwatch, interleaved_rounds
+
+    log = []
+    watch = Stopwatch(torch.device("cpu"))
+
+    def step(name):
+        def run(w):
+            with w.region():
+                log.append(name)
+        return run
+
+    result = interleaved_rounds({"a": step("a"), "b": step("b")}, watch, rounds=3, iters=2, warmup=1,
+                                heat=lambda: log.append("heat"))
+    timed = log[2:]  # after one warm-up iteration of each
+    assert timed == ["heat", "a", "a", "heat", "b", "b",
+                     "heat", "b", "b", "heat", "a", "a",
+                     "heat", "a", "a", "heat", "b", "b"], timed
+    assert all(len(v) == 3 for v in result.round_medians_ms.values())

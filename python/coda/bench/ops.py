@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
-from coda.bench.timing import Stopwatch, describe_error, interleaved_rounds
+from coda.bench.timing import Heater, Stopwatch, describe_error, interleaved_rounds
 
 VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemms")
 SAMPLED_ROWS = 256
@@ -49,6 +49,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--variants", default=",".join(VARIANTS),
                    help="comma-separated variants to time (coda and torch_matmul always run); leaving "
                         "eager and compile out times the GEMM-like variants alone")
+    p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
+                   help="time each variant right after MS ms of sustained GEMM load (the power-capped "
+                        "clock of a training step; timing.Heater); 0: as the GPU comes")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
@@ -134,7 +137,8 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
         steps["torch_gemms"] = _rotating(sets, case.gemms)
     wanted = set(args.variants.split(",")) | {"coda", "torch_matmul"}
     steps = {name: step for name, step in steps.items() if name in wanted}
-    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
+                                heat=args.heater)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
            "coda_ms": times["coda"], "baseline": {v: times[v] for v in VARIANTS[1:]},
@@ -210,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"random M = {tokens[-1]} (--seed {seed})", flush=True)
     torch.manual_seed(seed)
     watch = Stopwatch(device)
+    args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
     rows = []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
@@ -226,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(table([row]).splitlines()[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "ops", *argv], rounds=args.rounds,
-                                   iters=args.iters, warmup=args.warmup, seed=seed, tokens=tokens,
+                                   iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
+                                   seed=seed, tokens=tokens,
                                    sampled_rows=SAMPLED_ROWS)
     report.write_json(args.out / "ops.json", metadata, rows)
     (args.out / "ops.md").write_text(table(rows) + "\n")

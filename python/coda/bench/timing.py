@@ -70,13 +70,46 @@ class RoundsResult:
         return statistics.median(rounds) if rounds and name not in self.errors else None
 
 
+class Heater:
+    """Sustained GEMM load for `ms` milliseconds of GPU time (8192² bf16 matmuls), enqueued before
+    each variant's block of timed iterations so that every variant is timed in the power-capped,
+    clock-throttled state of a training step, not at the boost clock a briefly busy GPU reaches.
+
+    Why: on an H100 (700 W) a GPU busy for milliseconds at a time runs GEMMs at ~1.97 GHz, one under
+    sustained GEMM load at ~1.37 GHz (the power cap), and a fused op's cost over its GEMM is not
+    the same at the two clocks (its epilogue's memory traffic does not scale with the clock);
+    bench/RESULTS.md, thirteenth session."""
+
+    def __init__(self, device: torch.device, ms: float):
+        self.count = 0
+        if ms <= 0 or device.type != "cuda":
+            return
+        self._a = torch.randn(8192, 8192, device=device).to(torch.bfloat16)
+        self._b = torch.randn(8192, 8192, device=device).to(torch.bfloat16)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        self._run(3)
+        start.record()
+        self._run(5)
+        end.record()
+        end.synchronize()
+        self.count = max(1, round(ms / (start.elapsed_time(end) / 5)))
+
+    def _run(self, n: int) -> None:
+        for _ in range(n):
+            torch.matmul(self._a, self._b)
+
+    def __call__(self) -> None:
+        self._run(self.count)
+
+
 def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".strip()
 
 
 def interleaved_rounds(steps: Mapping[str, Step], watch: Stopwatch, *, rounds: int, iters: int,
-                       warmup: int) -> RoundsResult:
-    """Warm every step up, then run `rounds` rounds of `iters` timed iterations of every step.
+                       warmup: int, heat: Callable[[], None] | None = None) -> RoundsResult:
+    """Warm every step up, then run `rounds` rounds of `iters` timed iterations of every step
+    (each block of iterations right after `heat`, when given: a Heater).
 
     A step that raises is recorded in `errors` and left out of the remaining rounds; the others go on.
     """
@@ -98,6 +131,8 @@ def interleaved_rounds(steps: Mapping[str, Step], watch: Stopwatch, *, rounds: i
                 continue
             try:
                 watch.synchronize()
+                if heat is not None:
+                    heat()
                 for _ in range(iters):
                     steps[name](watch)
                 times = watch.collect_ms()

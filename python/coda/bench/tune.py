@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
 from coda.bench.ops import _operand_sets, _rotating, check
-from coda.bench.timing import Stopwatch, interleaved_rounds
+from coda.bench.timing import Heater, Stopwatch, interleaved_rounds
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -40,6 +40,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--models", default="1B,8B,70B", help=f"comma-separated, of {','.join(MODELS)}")
     p.add_argument("--ops", default="all", help="comma-separated op names (default: every op with a table key)")
     p.add_argument("--tokens", type=int, default=16384, help="M (the op tables' rows are at 16384)")
+    p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
+                   help="time each variant right after MS ms of sustained GEMM load (the power-capped "
+                        "clock of a training step; timing.Heater); 0: as the GPU comes")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
@@ -84,7 +87,8 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     steps = {"torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
              "today": _rotating(sets, case.coda)}
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in range(len(candidates))})
-    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+    result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
+                                heat=args.heater)
     base = result.round_medians_ms["torch_matmul"]
 
     def ratio(name):
@@ -138,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     torch.manual_seed(seed)
     watch = Stopwatch(device)
+    args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
     rows, lines = [], []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
@@ -151,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(table([row]).splitlines()[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "tune", *argv], rounds=args.rounds,
-                                   iters=args.iters, warmup=args.warmup, seed=seed, tokens=args.tokens,
+                                   iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
+                                   seed=seed, tokens=args.tokens,
                                    min_gain=args.min_gain)
     report.write_json(args.out / "tune.json", metadata, rows)
     (args.out / "op_table.inc").write_text("".join(line + "\n" for line in lines))
