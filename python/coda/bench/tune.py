@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
             if row["written"]:
                 lines.append(f"{row['table_row']}  // {model_name}: {row['pick_x_matmul']:.3f} x matmul, "
-                             f"was {row['today_x_matmul']:.3f} (python -m coda.bench tune)")
+                             f"was {row['today_x_matmul']:.3f}")
             print(table([row]).splitlines()[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "tune", *argv], rounds=args.rounds,
