@@ -99,3 +99,23 @@ def test_heat_runs_right_before_every_timed_block():
                      "heat", "b", "b", "heat", "a", "a",
                      "heat", "a", "a", "heat", "b", "b"], timed
     assert all(len(v) == 3 for v in result.round_medians_ms.values())
+
+
+def test_tune_sweep_scores_todays_choice_against_the_best():
+    """The tuner's sweep summary: best ÷ today per row (capped at 1 where today is the best), the
+    rows within the bar counted, the worst named with its M; rows where today's choice did not run
+    are left out, not scored as perfect."""
+    from coda.bench.tune import best_over_today, parse_args, summary
+
+    def row(name, m, today, pick):
+        return {"name": name, "shape": "8B", "M": m, "today_x_matmul": today, "pick_x_matmul": pick}
+
+    rows = [row("linear_rmsnorm", 4096, 1.00, 0.98), row("linear_swiglu", 9216, 1.20, 1.02),
+            row("linear_rope", 32768, 1.05, 1.05), row("linear_rope", 8192, None, 1.0)]
+    assert best_over_today(rows[0]) == pytest.approx(0.98)
+    assert best_over_today(rows[2]) == 1.0
+    assert best_over_today(rows[3]) is None
+    line = summary(rows, 0.92)
+    assert "on 2 of 3 rows" in line and "linear_swiglu 8B M = 9216" in line and "0.850" in line
+    args = parse_args(["--tokens", "4096,8192", "--random-tokens"])
+    assert args.tokens == "4096,8192" and args.random_tokens

@@ -13,6 +13,10 @@ Why here and not `coda-bench tune-ops`: a table row is worth what the benchmark 
 and the C++ tuner's harness differs from this one (uniform operands, zero side inputs, another
 rotation); its picks disagreed with this benchmark on some rows (bench/RESULTS.md, twelfth session).
 
+Several --tokens (and --random-tokens) make it a sweep of the kernel choice over M: each row's
+"today ÷ best" says how far the choice a user gets at that M (its table row, the nearest tuned M,
+or the rule) is from the best candidate; the summary counts the rows within --within of it.
+
 Output under --out: op_table.inc (rows for scripts/merge_op_table.py), tune.json (every candidate's
 ratio, today's, the pick) and tune.md.
 """
@@ -39,7 +43,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="1B,8B,70B", help=f"comma-separated, of {','.join(MODELS)}")
     p.add_argument("--ops", default="all", help="comma-separated op names (default: every op with a table key)")
-    p.add_argument("--tokens", type=int, default=16384, help="M (the op tables' rows are at 16384)")
+    p.add_argument("--tokens", default="16384",
+                   help="comma-separated M values (most table rows are at 16384; rows at other M make "
+                        "the nearest-M lookup's buckets, op_checks.cpp)")
+    p.add_argument("--random-tokens", action="store_true",
+                   help="add one M drawn from [4096, 32768] (printed with its seed)")
     p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
                    help="time each variant right after MS ms of sustained GEMM load (the power-capped "
                         "clock of a training step; timing.Heater); 0: as the GPU comes")
@@ -48,6 +56,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--min-gain", type=float, default=0.02,
                    help="write a row only where the pick is this much faster than today's choice")
+    p.add_argument("--within", type=float, default=0.92,
+                   help="the summary's bar: best ÷ today at least this (issue 13: 0.92)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", type=Path, default=Path("tune-out"))
     return p.parse_args(argv)
@@ -117,16 +127,33 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     return row
 
 
+def best_over_today(row: dict) -> float | None:
+    """The best candidate's time over today's choice's (1: today is the best; issue 13's bar 0.92)."""
+    today, best = row["today_x_matmul"], row["pick_x_matmul"]
+    return min(1.0, best / today) if today else None
+
+
+def summary(rows: list[dict], within: float) -> str:
+    """One line: how many rows' choice today is within `within` of the best candidate, and the worst."""
+    scored = [(best_over_today(r), r) for r in rows if best_over_today(r) is not None]
+    if not scored:
+        return "no row timed today's choice"
+    worst, r = min(scored, key=lambda x: x[0])
+    ok = sum(score >= within for score, _ in scored)
+    return (f"today's choice within {within:.2f} of the best candidate on {ok} of {len(scored)} rows; "
+            f"worst {worst:.3f} ({r['name']} {r['shape']} M = {r['M']})")
+
+
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| op | model | M×N×K | today × matmul | pick | pick × matmul | gain | check | row |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| op | model | M×N×K | today × matmul | pick | pick × matmul | best ÷ today | gain | check | row |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r['name']} | {r['shape']} | {r['M']}×{r['N']}×{r['K']} | {_fmt(r['today_x_matmul'])} | "
-                     f"{r['pick']} | {_fmt(r['pick_x_matmul'])} | {_fmt(r['gain'])} | "
+                     f"{r['pick']} | {_fmt(r['pick_x_matmul'])} | {_fmt(best_over_today(r))} | {_fmt(r['gain'])} | "
                      f"{'ok' if r['check_passed'] else '**FAILED**'} | {'written' if r['written'] else 'kept'} |")
     return "\n".join(lines)
 
@@ -141,6 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     torch.manual_seed(seed)
+    tokens = [int(x) for x in args.tokens.split(",") if x]
+    if args.random_tokens:
+        tokens.append(random.Random(seed).randint(4096, 32768))
+        print(f"random M = {tokens[-1]} (--seed {seed})", flush=True)
     watch = Stopwatch(device)
     args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
     rows, lines = [], []
@@ -148,21 +179,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         for case in cases(MODELS[model_name]):
             if (args.ops != "all" and case.name not in args.ops.split(",")) or not _has_key(case.name):
                 continue
-            row = tune_case(case, model_name, args.tokens, args, watch, device)
-            rows.append(row)
-            if row["written"]:
-                lines.append(f"{row['table_row']}  // {model_name}: {row['pick_x_matmul']:.3f} x matmul, "
-                             f"was {row['today_x_matmul']:.3f}")
-            print(table([row]).splitlines()[-1], flush=True)
+            for m in tokens:
+                row = tune_case(case, model_name, m, args, watch, device)
+                rows.append(row)
+                if row["written"]:
+                    lines.append(f"{row['table_row']}  // {model_name}: {row['pick_x_matmul']:.3f} x matmul, "
+                                 f"was {row['today_x_matmul']:.3f}")
+                print(table([row]).splitlines()[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "tune", *argv], rounds=args.rounds,
                                    iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
-                                   seed=seed, tokens=args.tokens,
+                                   seed=seed, tokens=tokens,
                                    min_gain=args.min_gain)
     report.write_json(args.out / "tune.json", metadata, rows)
     (args.out / "op_table.inc").write_text("".join(line + "\n" for line in lines))
-    (args.out / "tune.md").write_text(table(rows) + "\n")
+    (args.out / "tune.md").write_text(table(rows) + "\n\n" + summary(rows, args.within) + "\n")
     print(table(rows))
+    print(summary(rows, args.within))
     print(f"{len(lines)} of {len(rows)} rows written to {args.out / 'op_table.inc'}")
     return 0 if all(r["check_passed"] for r in rows) else 1
 
