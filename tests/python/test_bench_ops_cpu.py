@@ -111,11 +111,43 @@ def test_tune_sweep_scores_todays_choice_against_the_best():
         return {"name": name, "shape": "8B", "M": m, "today_x_matmul": today, "pick_x_matmul": pick}
 
     rows = [row("linear_rmsnorm", 4096, 1.00, 0.98), row("linear_swiglu", 9216, 1.20, 1.02),
-            row("linear_rope", 32768, 1.05, 1.05), row("linear_rope", 8192, None, 1.0)]
+            row("linear_rope", 32768, 1.05, 1.05), row("linear_rope", 8192, None, 1.0),
+            row("linear_swiglu", 4096, 1.30, 1.00)]
+    # The sweep's pick looked 23 % ahead; head to head it was 3 % ahead: the confirmation counts.
+    rows[4]["confirmed"] = {"gain": 0.03, "today_x_matmul": 1.1, "pick_x_matmul": 1.067}
     assert best_over_today(rows[0]) == pytest.approx(0.98)
     assert best_over_today(rows[2]) == 1.0
     assert best_over_today(rows[3]) is None
+    assert best_over_today(rows[4]) == pytest.approx(0.97)
     line = summary(rows, 0.92)
-    assert "on 2 of 3 rows" in line and "linear_swiglu 8B M = 9216" in line and "0.850" in line
+    assert "on 3 of 4 rows" in line and "linear_swiglu 8B M = 9216" in line and "0.850" in line
     args = parse_args(["--tokens", "4096,8192", "--random-tokens"])
     assert args.tokens == "4096,8192" and args.random_tokens
+
+
+def test_tune_writes_a_row_only_when_the_head_to_head_confirms(monkeypatch):
+    """The winner's curse: the least of many noisy candidates reads faster than it is, so the
+    tuner re-times the pick against today's choice alone and writes the row only where that
+    paired ratio shows the gain too. Here on the CPU with fake steps whose times are set."""
+    from coda.bench import tune
+    from coda.bench.timing import RoundsResult
+
+    def fake_rounds(ms):  # each step's per-round medians, as the timer would report them
+        def run(steps, watch, **kw):
+            r = RoundsResult()
+            for name in steps:
+                r.round_medians_ms[name] = list(ms[name])
+            return r
+        return run
+
+    args = tune.parse_args(["--confirm-rounds", "3"])
+    args.heater = None
+    steps = {"torch_matmul": None, "today": None, "c3": None}
+    monkeypatch.setattr(tune, "interleaved_rounds",
+                        fake_rounds({"torch_matmul": [1, 1, 1], "today": [1.1, 1.1, 1.2], "c3": [1.09, 1.1, 1.17]}))
+    c = tune.confirm(steps, "c3", None, args)
+    assert c["gain"] == pytest.approx(1 - 1.09 / 1.1) and c["gain"] < args.min_gain
+    monkeypatch.setattr(tune, "interleaved_rounds",
+                        fake_rounds({"torch_matmul": [1, 1, 1], "today": [1.1, 1.1, 1.2], "c3": [1.0, 1.0, 1.1]}))
+    c = tune.confirm(steps, "c3", None, args)
+    assert c["gain"] >= args.min_gain and c["today_x_matmul"] == pytest.approx(1.1)
