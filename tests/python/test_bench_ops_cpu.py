@@ -151,3 +151,12 @@ def test_tune_writes_a_row_only_when_the_head_to_head_confirms(monkeypatch):
                         fake_rounds({"torch_matmul": [1, 1, 1], "today": [1.1, 1.1, 1.2], "c3": [1.0, 1.0, 1.1]}))
     c = tune.confirm(steps, "c3", None, args)
     assert c["gain"] >= args.min_gain and c["today_x_matmul"] == pytest.approx(1.1)
+
+
+def test_token_counts_add_one_seeded_random_m():
+    from coda.bench.ops import token_counts
+
+    assert token_counts("16384,5194", False, 1) == [16384, 5194]
+    drawn = token_counts("", True, 1398805695)
+    assert len(drawn) == 1 and 4096 <= drawn[0] <= 32768
+    assert token_counts("8192", True, 1398805695) == [8192, drawn[0]]

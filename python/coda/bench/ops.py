@@ -196,6 +196,16 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def token_counts(tokens: str, random_tokens: bool, seed: int) -> list[int]:
+    """The M values of a run: the comma-separated --tokens, and with --random-tokens one M drawn
+    from [4096, 32768] by the run's seed (printed, so the run can be repeated)."""
+    counts = [int(x) for x in tokens.split(",") if x]
+    if random_tokens:
+        counts.append(random.Random(seed).randint(4096, 32768))
+        print(f"random M = {counts[-1]} (--seed {seed})", flush=True)
+    return counts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -207,11 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every case compiles its own stock function (some share code objects): no silent fall back to
     # eager after the default 8 recompilations of one code object.
     torch._dynamo.config.cache_size_limit = 256
-    tokens = [int(x) for x in args.tokens.split(",") if x]
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    if args.random_tokens:
-        tokens.append(random.Random(seed).randint(4096, 32768))
-        print(f"random M = {tokens[-1]} (--seed {seed})", flush=True)
+    tokens = token_counts(args.tokens, args.random_tokens, seed)
     torch.manual_seed(seed)
     watch = Stopwatch(device)
     args.heater = Heater(device, args.sustained) if args.sustained > 0 else None

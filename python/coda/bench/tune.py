@@ -39,7 +39,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import _operand_sets, _rotating, check
+from coda.bench.ops import _operand_sets, _rotating, check, token_counts
 from coda.bench.timing import Heater, Stopwatch, interleaved_rounds
 
 
@@ -201,10 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     torch.manual_seed(seed)
-    tokens = [int(x) for x in args.tokens.split(",") if x]
-    if args.random_tokens:
-        tokens.append(random.Random(seed).randint(4096, 32768))
-        print(f"random M = {tokens[-1]} (--seed {seed})", flush=True)
+    tokens = token_counts(args.tokens, args.random_tokens, seed)
     watch = Stopwatch(device)
     args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
     rows, lines = [], []
