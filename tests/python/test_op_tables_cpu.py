@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The per-GPU op tables (src/ops/op_table_<gpu>.inc) as the tuners and scripts/merge_op_table.py
+leave them: one row per (op, M, N, K) — program_choice takes the nearest row and the first of
+equals, so a second row for a key would be silently shadowed — and every choice one the fused
+ops are compiled for (the two program configs, no stream-K; swizzle 1, 2, 4 or 8)."""
+import pathlib
+import re
+
+import pytest
+
+OPS = pathlib.Path(__file__).resolve().parents[2] / "src" / "ops"
+ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+), \{TileConfig::(\w+), RasterOrder::(\w+), (\d+), "
+                 r"Decomposition::(\w+)\}\},")
+
+
+def _rows(gpu):
+    text = (OPS / f"op_table_{gpu}.inc").read_text()
+    lines = [line for line in text.splitlines() if line.startswith("{OpKey::")]
+    return lines, [ROW.match(line) for line in lines]
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_every_row_parses_and_names_a_compiled_choice(gpu):
+    lines, rows = _rows(gpu)
+    assert rows, f"no rows in op_table_{gpu}.inc"
+    for line, row in zip(lines, rows):
+        assert row, f"row does not parse: {line}"
+        _, m, n, k, config, raster, swizzle, decomposition = row.groups()
+        assert min(int(m), int(n), int(k)) > 0, line
+        assert config in ("kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"), line
+        assert raster in ("kAlongM", "kAlongN"), line
+        assert int(swizzle) in (1, 2, 4, 8), line
+        assert decomposition == "kHeuristic", line
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_no_key_has_two_rows(gpu):
+    _, rows = _rows(gpu)
+    keys = [row.groups()[:4] for row in rows if row]
+    duplicated = sorted({key for key in keys if keys.count(key) > 1})
+    assert not duplicated, f"op_table_{gpu}.inc: keys with two rows (the second is never used): {duplicated}"
