@@ -217,7 +217,7 @@ def test_autotune_switch_reaches_the_library():
 
 def test_tuning_from_python_names_its_candidates_rows_and_errors():
     """What `python -m coda.bench tune` stands on: the kernel candidates, a kernel forced on one op
-    (the producer's stats layout follows it), and the table row scripts/merge_op_table.py reads."""
+    (the producer's stats layout follows it), and the table row scripts/merge_table.py reads."""
     import re
 
     from coda import _C, ops

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The per-GPU op tables (src/ops/op_table_<gpu>.inc) as the tuners and scripts/merge_op_table.py
+"""The per-GPU op tables (src/ops/op_table_<gpu>.inc) as the tuners and scripts/merge_table.py
 leave them: one row per (op, M, N, K) — program_choice takes the nearest row and the first of
 equals, so a second row for a key would be silently shadowed — and every choice one the fused
 ops are compiled for (the two program configs, no stream-K; swizzle 1, 2, 4 or 8)."""
@@ -39,3 +39,29 @@ def test_no_key_has_two_rows(gpu):
     keys = [row.groups()[:4] for row in rows if row]
     duplicated = sorted({key for key in keys if keys.count(key) > 1})
     assert not duplicated, f"op_table_{gpu}.inc: keys with two rows (the second is never used): {duplicated}"
+
+
+def _merge_script():
+    import importlib.util
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "merge_table.py"
+    spec = importlib.util.spec_from_file_location("merge_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_merge_replaces_a_key_appends_a_new_one_and_picks_the_table():
+    merge_table = _merge_script()
+    row = "{{OpKey::kLinearRope, {m}, 6144, 4096, {{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongM, {s}, Decomposition::kHeuristic}}}},  // 8B"
+    table = "// header\n" + row.format(m=16384, s=1) + "\n" + row.format(m=8192, s=2) + "\n"
+    merged = merge_table.merge(table, [row.format(m=8192, s=8), row.format(m=4096, s=4)], "run x")
+    lines = merged.splitlines()
+    assert lines[0] == "// header" and lines[1] == row.format(m=16384, s=1)
+    assert lines[2] == row.format(m=8192, s=8) + " (run x)"  # replaced in place
+    assert lines[3] == row.format(m=4096, s=4) + " (run x)" and len(lines) == 4  # appended
+    gemm = "{OperandLayout::kAkBk, 9216, 128256, 8192, {TileConfig::kCoop256x128Cluster1x2, RasterOrder::kAlongN, 8, Decomposition::kHeuristic}},  // 70B lm_head fwd"
+    assert merge_table.table_for([row.format(m=1, s=1)], "h100").name == "op_table_h100.inc"
+    assert merge_table.table_for([gemm], "h200").name == "kernel_table_h200.inc"
+    with pytest.raises(SystemExit):
+        merge_table.table_for([gemm, row.format(m=1, s=1)], "h100")

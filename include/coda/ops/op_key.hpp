@@ -46,7 +46,7 @@ const char* identifier(OpKey key);
 std::optional<OpKey> op_key_from_name(std::string_view name);
 
 // One row of an op table, as `coda-bench tune-ops` and `python -m coda.bench tune` write it and
-// scripts/merge_op_table.py reads it: `{OpKey::kLinearSwiglu, M, N, K, {TileConfig::…,
+// scripts/merge_table.py reads it: `{OpKey::kLinearSwiglu, M, N, K, {TileConfig::…,
 // RasterOrder::…, swizzle, Decomposition::kHeuristic}},` (no comment, no newline).
 std::string op_table_row(OpKey key, std::int64_t m, std::int64_t n, std::int64_t k,
                          const gemm::KernelChoice& choice);

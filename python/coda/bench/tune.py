@@ -22,7 +22,7 @@ Several --tokens (and --random-tokens) make it a sweep of the kernel choice over
 "today ÷ best" says how far the choice a user gets at that M (its table row, the nearest tuned M,
 or the rule) is from the best candidate; the summary counts the rows within --within of it.
 
-Output under --out: op_table.inc (rows for scripts/merge_op_table.py), tune.json (every candidate's
+Output under --out: op_table.inc (rows for scripts/merge_table.py), tune.json (every candidate's
 ratio, today's, the pick) and tune.md.
 """
 from __future__ import annotations

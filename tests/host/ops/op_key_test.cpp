@@ -26,7 +26,7 @@ TEST(OpKey, NamesAndIdentifiersAreUniqueAndReadBack) {
   EXPECT_STREQ(name(OpKey::kCount), "?");
 }
 
-// The table row both tuners write and scripts/merge_op_table.py reads (its KEY pattern).
+// The table row both tuners write and scripts/merge_table.py reads (its KEY pattern).
 TEST(OpKey, TableRowSpellsTheKeyShapeAndKernel) {
   const gemm::KernelChoice c{gemm::TileConfig::kPingpong128x128Cluster2x1, gemm::RasterOrder::kAlongM, 8};
   EXPECT_EQ(op_table_row(OpKey::kLinearSwiglu, 16384, 28672, 4096, c),
