@@ -160,3 +160,12 @@ def test_token_counts_add_one_seeded_random_m():
     drawn = token_counts("", True, 1398805695)
     assert len(drawn) == 1 and 4096 <= drawn[0] <= 32768
     assert token_counts("8192", True, 1398805695) == [8192, drawn[0]]
+
+
+def test_a_gpu_run_without_a_gpu_says_so_and_returns_2(monkeypatch, capsys):
+    """ops and tune start through one start_run; without CUDA both refuse with their own name."""
+    from coda.bench import ops, tune
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert ops.main(["--tokens", "4096"]) == 2 and "coda.bench ops: needs a CUDA GPU" in capsys.readouterr().err
+    assert tune.main(["--tokens", "4096"]) == 2 and "coda.bench tune: needs a CUDA GPU" in capsys.readouterr().err

@@ -20,6 +20,7 @@ M: --tokens (default 16384) and, with --random-tokens, one M drawn uniformly fro
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import random
 import statistics
@@ -38,20 +39,26 @@ VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemm
 SAMPLED_ROWS = 256
 
 
+def add_run_arguments(p: argparse.ArgumentParser, tokens_help: str) -> None:
+    """The arguments start_run reads, shared by `python -m coda.bench ops` and `tune`."""
+    p.add_argument("--tokens", default="16384", help=tokens_help)
+    p.add_argument("--random-tokens", action="store_true",
+                   help="add one M drawn from [4096, 32768] (printed with its seed)")
+    p.add_argument("--seed", type=int, default=None, help="the run's seed (default: from the clock)")
+    p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
+                   help="time each variant right after MS ms of sustained GEMM load (the power-capped "
+                        "clock of a training step; timing.Heater); 0: as the GPU comes")
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m coda.bench ops", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="8B", help=f"comma-separated, of {','.join(MODELS)}")
     p.add_argument("--ops", default="all", help="comma-separated op names (default: all)")
-    p.add_argument("--tokens", default="16384", help="comma-separated M values")
-    p.add_argument("--random-tokens", action="store_true", help="add one M drawn from [4096, 32768]")
-    p.add_argument("--seed", type=int, default=None, help="the draw's seed (default: from the clock)")
+    add_run_arguments(p, "comma-separated M values")
     p.add_argument("--variants", default=",".join(VARIANTS),
                    help="comma-separated variants to time (coda and torch_matmul always run); leaving "
                         "eager and compile out times the GEMM-like variants alone")
-    p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
-                   help="time each variant right after MS ms of sustained GEMM load (the power-capped "
-                        "clock of a training step; timing.Heater); 0: as the GPU comes")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
@@ -206,22 +213,41 @@ def token_counts(tokens: str, random_tokens: bool, seed: int) -> list[int]:
     return counts
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parse_args(argv)
+@dataclasses.dataclass
+class Run:
+    """What a GPU benchmark run (ops, tune) starts from: the device, the run's seed (drawn unless
+    --seed, printed via the metadata), its M values, the stopwatch and the --sustained heater."""
+    device: torch.device
+    seed: int
+    tokens: list[int]
+    watch: Stopwatch
+    heater: Heater | None
+
+
+def start_run(args, prog: str) -> Run | None:
+    """The common start of `python -m coda.bench ops|tune`: None (with a message) without a GPU."""
     if not torch.cuda.is_available():
-        print("coda.bench ops: needs a CUDA GPU", file=sys.stderr)
-        return 2
+        print(f"{prog}: needs a CUDA GPU", file=sys.stderr)
+        return None
     device = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
-    # Every case compiles its own stock function (some share code objects): no silent fall back to
-    # eager after the default 8 recompilations of one code object.
-    torch._dynamo.config.cache_size_limit = 256
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     tokens = token_counts(args.tokens, args.random_tokens, seed)
     torch.manual_seed(seed)
-    watch = Stopwatch(device)
-    args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
+    heater = Heater(device, args.sustained) if args.sustained > 0 else None
+    return Run(device, seed, tokens, Stopwatch(device), heater)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    run = start_run(args, "coda.bench ops")
+    if run is None:
+        return 2
+    # Every case compiles its own stock function (some share code objects): no silent fall back to
+    # eager after the default 8 recompilations of one code object.
+    torch._dynamo.config.cache_size_limit = 256
+    device, seed, tokens, watch, args.heater = run.device, run.seed, run.tokens, run.watch, run.heater
     rows = []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):

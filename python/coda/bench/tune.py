@@ -19,7 +19,7 @@ and the C++ tuner's harness differs from this one (uniform operands, zero side i
 rotation); its picks disagreed with this benchmark on some rows (bench/RESULTS.md, twelfth session).
 
 Several --tokens (and --random-tokens) make it a sweep of the kernel choice over M: each row's
-"today ÷ best" says how far the choice a user gets at that M (its table row, the nearest tuned M,
+"best ÷ today" says how far the choice a user gets at that M (its table row, the nearest tuned M,
 or the rule) is from the best candidate; the summary counts the rows within --within of it.
 
 Output under --out: op_table.inc (rows for scripts/merge_table.py), tune.json (every candidate's
@@ -28,7 +28,6 @@ ratio, today's, the pick) and tune.md.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 from collections.abc import Sequence
@@ -39,8 +38,8 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import _operand_sets, _rotating, check, token_counts
-from coda.bench.timing import Heater, Stopwatch, interleaved_rounds
+from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, start_run
+from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -48,14 +47,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="1B,8B,70B", help=f"comma-separated, of {','.join(MODELS)}")
     p.add_argument("--ops", default="all", help="comma-separated op names (default: every op with a table key)")
-    p.add_argument("--tokens", default="16384",
-                   help="comma-separated M values (most table rows are at 16384; rows at other M make "
-                        "the nearest-M lookup's buckets, op_checks.cpp)")
-    p.add_argument("--random-tokens", action="store_true",
-                   help="add one M drawn from [4096, 32768] (printed with its seed)")
-    p.add_argument("--sustained", type=float, default=0.0, metavar="MS",
-                   help="time each variant right after MS ms of sustained GEMM load (the power-capped "
-                        "clock of a training step; timing.Heater); 0: as the GPU comes")
+    add_run_arguments(p, "comma-separated M values (most table rows are at 16384; rows at other M "
+                         "make the nearest-M lookup's buckets, op_checks.cpp)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
@@ -65,7 +58,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="rounds of the head-to-head pick vs today's choice that must confirm the gain")
     p.add_argument("--within", type=float, default=0.92,
                    help="the summary's bar: best ÷ today at least this (issue 13: 0.92)")
-    p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", type=Path, default=Path("tune-out"))
     return p.parse_args(argv)
 
@@ -194,16 +186,10 @@ def table(rows: list[dict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    if not torch.cuda.is_available():
-        print("coda.bench tune: needs a CUDA GPU", file=sys.stderr)
+    run = start_run(args, "coda.bench tune")
+    if run is None:
         return 2
-    device = torch.device("cuda")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    torch.manual_seed(seed)
-    tokens = token_counts(args.tokens, args.random_tokens, seed)
-    watch = Stopwatch(device)
-    args.heater = Heater(device, args.sustained) if args.sustained > 0 else None
+    device, seed, tokens, watch, args.heater = run.device, run.seed, run.tokens, run.watch, run.heater
     rows, lines = [], []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
