@@ -162,15 +162,16 @@ RATIOS = (("coda", "torch_matmul"), ("coda", "coda_gemm"), ("coda_gemm", "torch_
           ("coda", "eager"), ("coda", "torch_gemms"))
 
 
-def ratios(rounds_ms: dict[str, list[float]], errors: dict[str, str]) -> dict[str, float | None]:
+def round_ratio(rounds_ms: dict[str, list[float]], errors: dict[str, str], x: str, y: str) -> float | None:
     """x/y as the median of per-round ratios (the variants of one round ran under nearly the same
     clock, docs/benchmarks.md §3); None where either variant failed."""
-    out = {}
-    for x, y in RATIOS:
-        a, b = rounds_ms.get(x), rounds_ms.get(y)
-        ok = a and b and len(a) == len(b) and x not in errors and y not in errors
-        out[f"{x}/{y}"] = statistics.median(p / q for p, q in zip(a, b)) if ok else None
-    return out
+    a, b = rounds_ms.get(x), rounds_ms.get(y)
+    ok = a and b and len(a) == len(b) and x not in errors and y not in errors
+    return statistics.median(p / q for p, q in zip(a, b)) if ok else None
+
+
+def ratios(rounds_ms: dict[str, list[float]], errors: dict[str, str]) -> dict[str, float | None]:
+    return {f"{x}/{y}": round_ratio(rounds_ms, errors, x, y) for x, y in RATIOS}
 
 
 def not_run_row(name: str, model_name: str, m: int, why: str) -> dict:

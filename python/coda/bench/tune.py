@@ -28,7 +28,6 @@ ratio, today's, the pick) and tune.md.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +37,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, start_run
+from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, round_ratio, start_run
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -98,11 +97,9 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in range(len(candidates))})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
-    base = result.round_medians_ms["torch_matmul"]
 
     def ratio(name):
-        r = result.round_medians_ms.get(name)
-        return statistics.median(p / q for p, q in zip(r, base)) if r and name not in result.errors else None
+        return round_ratio(result.round_medians_ms, result.errors, name, "torch_matmul")
 
     ratios = {f"c{i}": ratio(f"c{i}") for i in range(len(candidates))}
     today = ratio("today")
@@ -142,7 +139,7 @@ def best_over_today(row: dict) -> float | None:
 
 def summary(rows: list[dict], within: float) -> str:
     """One line: how many rows' choice today is within `within` of the best candidate, and the worst."""
-    scored = [(best_over_today(r), r) for r in rows if best_over_today(r) is not None]
+    scored = [(score, r) for r in rows if (score := best_over_today(r)) is not None]
     if not scored:
         return "no row timed today's choice"
     worst, r = min(scored, key=lambda x: x[0])
@@ -162,7 +159,7 @@ def confirm(steps: dict, pick: str, watch: Stopwatch, args) -> dict:
         return {"gain": None, "errors": result.errors}
 
     def paired(a, b):
-        return statistics.median(p / q for p, q in zip(r[a], r[b]))
+        return round_ratio(r, result.errors, a, b)
 
     return {"gain": 1 - paired(pick, "today"), "today_x_matmul": paired("today", "torch_matmul"),
             "pick_x_matmul": paired(pick, "torch_matmul"), "rounds_ms": r}
