@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // coda-bench: the library's benchmarks against cuBLAS, measured in the same process.
-//   coda-bench gemm [--models 1B,8B,70B] [--passes fwd,dgrad,wgrad] [--rounds N] [--tokens M]
-//                   [--json results.json]
-//   coda-bench tune [--models ...] [--passes ...] [--table-out kernel_table.inc]
+//   coda-bench gemm [--models 1B,8B,70B] [--passes fwd,dgrad,wgrad] [--rounds N]
+//                   [--tokens M[,M...]] [--json results.json]
+//   coda-bench tune [--models ...] [--passes ...] [--tokens M[,M...]] [--table-out kernel_table.inc]
+//                   [--rounds N] [--confirm-rounds N] [--min-gain 0.02]
+//                  (a pick replaces the choice the GPU makes today only where fresh head-to-head
+//                  rounds confirm it --min-gain faster; gemm_tune.cu)
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
 //                  [--rounds N] [--tokens M] [--autotune] [--json results.json]
@@ -54,7 +57,21 @@ int main(int argc, char** argv) {
     else if (flag == "--passes") args.passes = value;
     else if (flag == "--ops") args.ops = value;
     else if (flag == "--rounds") args.rounds = std::stoi(value);
-    else if (flag == "--tokens") args.tokens = std::stoi(value);
+    else if (flag == "--tokens") {
+      args.token_counts.clear();
+      for (std::size_t at = 0; at != std::string::npos;) {
+        const std::size_t comma = value.find(',', at);
+        args.token_counts.push_back(std::stoi(value.substr(at, comma - at)));
+        if (args.token_counts.back() <= 0) {
+          std::fprintf(stderr, "coda-bench: --tokens takes positive token counts, got %s\n", value.c_str());
+          return 2;
+        }
+        at = comma == std::string::npos ? comma : comma + 1;
+      }
+      args.tokens = args.token_counts.front();
+    }
+    else if (flag == "--min-gain") args.min_gain = std::stod(value);
+    else if (flag == "--confirm-rounds") args.confirm_rounds = std::stoi(value);
     else if (flag == "--json") args.json = value;
     else if (flag == "--table-out") args.table_out = value;
     else {

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace coda::bench {
 
 struct BenchArgs {
-  int tokens = 16384;
+  int tokens = 16384;               // the first of token_counts (ops, tune-ops, epilogue)
+  std::vector<int> token_counts = {16384};  // --tokens 4096,8192: gemm and tune loop over them
   int rounds = 10;
   std::string models = "all";   // comma list: 1B,8B,70B (ops: also sq2048,sq4096,sq8192)
   std::string passes = "all";   // comma list: fwd,dgrad,wgrad
@@ -15,7 +17,15 @@ struct BenchArgs {
   std::string table_out = "kernel_table.inc";
   bool autotune = false;        // ops: also time the op with the autotuner on (variant "tuned")
   bool epilogue_cost = false;   // tune-ops: also time the plain GEMM under each candidate kernel
+  double min_gain = 0.02;       // tune: a pick replaces today's choice only this much faster
+  int confirm_rounds = 10;      // tune: rounds of the head-to-head pick vs today's choice
   std::string commit = "unknown", date = "unknown", command;
+
+  std::string token_list() const {
+    std::string out;
+    for (int m : token_counts) out += (out.empty() ? "" : ",") + std::to_string(m);
+    return out;
+  }
 };
 
 int run_gemm_bench(const BenchArgs& args);
