@@ -43,7 +43,49 @@ constexpr long kManyWaveTiles = 4 * 132;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
 
+struct TileGrid {
+  int tile_m, tile_n, cluster_m, cluster_n;
+};
+
+TileGrid grid_of(TileConfig config) {
+  switch (config) {
+    case TileConfig::kCoop128x256Cluster1x2: return {128, 256, 1, 2};
+    case TileConfig::kCoop128x256Cluster2x1: return {128, 256, 2, 1};
+    case TileConfig::kCoop256x128Cluster1x2: return {256, 128, 1, 2};
+    case TileConfig::kStreamKCoop128x256Cluster2x1: return {128, 256, 2, 1};
+    case TileConfig::kPingpong128x128Cluster2x1: return {128, 128, 2, 1};
+  }
+  return {128, 256, 1, 1};
+}
+
+long round_up(long x, long multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+// A swizzle may cost at most this share of padding tiles over swizzle 1's: a few % of L2 reuse
+// is what the tuned swizzles bought (bench/RESULTS.md, fifteenth session).
+constexpr double kMaxSwizzlePadding = 0.02;
+
 }  // namespace
+
+long scheduled_tiles(const KernelChoice& choice, int m, int n) {
+  // CUTLASS's tile_scheduler_params.h: the tile counts rounded up to the cluster, the swizzle
+  // capped by the smaller of them (get_log_swizzle_size), both rounded up to swizzle × cluster.
+  const TileGrid g = grid_of(choice.config);
+  const long blocks_m = round_up((m + g.tile_m - 1) / g.tile_m, g.cluster_m);
+  const long blocks_n = round_up((n + g.tile_n - 1) / g.tile_n, g.cluster_n);
+  const long smaller = std::min(blocks_m, blocks_n);
+  const long cap = smaller >= 6 ? 8 : smaller >= 3 ? 4 : smaller >= 2 ? 2 : 1;
+  const long swizzle = std::min<long>(choice.swizzle, cap);
+  return round_up(blocks_m, swizzle * g.cluster_m) * round_up(blocks_n, swizzle * g.cluster_n);
+}
+
+KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
+  KernelChoice one = choice;
+  one.swizzle = 1;
+  const double floor = double(scheduled_tiles(one, m, n));
+  while (choice.swizzle > 1 && scheduled_tiles(choice, m, n) > (1 + kMaxSwizzlePadding) * floor)
+    choice.swizzle /= 2;
+  return choice;
+}
 
 const TunedKernel* tuned_table(TunedGpu gpu) {
   switch (gpu) {
@@ -90,6 +132,7 @@ KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype
       const double d = e->layout == layout ? tuned_shape_distance(m, n, k, e->m, e->n, e->k) : best;
       if (d < best) best = d, choice = e->choice;  // the first of equals: table order decides
     }
+  if (best != 0.0) choice = fit_swizzle(choice, m, n);  // a row of this very shape was timed as is
   // The table is tuned for bf16 D; fp32 D compiles fewer configs (scripts/instances.py): keep
   // the scheduler settings and fall back to the same schedule family.
   if (!has_instance(layout, d_dtype, choice.config))

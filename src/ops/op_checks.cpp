@@ -228,9 +228,11 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
         const double d = gemm::tuned_shape_distance(int(m), int(n), int(k), e->m, e->n, e->k);
         if (d < best) best = d, nearest = e;
       }
-  if (nearest != nullptr) return nearest->choice;
-  if (fallback != nullptr) return *fallback;
-  return forward_program_rule(k);
+  // A row of this very shape was timed as is; any other choice gets a swizzle that fits its grid.
+  if (nearest != nullptr && best == 0.0) return nearest->choice;
+  const gemm::KernelChoice chosen =
+      nearest != nullptr ? nearest->choice : fallback != nullptr ? *fallback : forward_program_rule(k);
+  return gemm::fit_swizzle(chosen, int(m), int(n));
 }
 
 gemm::KernelChoice forward_program_rule(std::int64_t k) {

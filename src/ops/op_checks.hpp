@@ -79,7 +79,8 @@ TensorView stats_read(const RowNormStats& stats);
 
 // The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
 // compiled for), else the current GPU's tuned table (op_table_<gpu>.inc, nearest tuned shape),
-// else `fallback` when given, else forward_program_rule(k).
+// else `fallback` when given, else forward_program_rule(k); any of these but a table row of this
+// very shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle).
 // The same TunedCall then goes to launch_tuned, so the choice and the launch name one key and shape.
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
                                   const OpOptions& options,

@@ -35,6 +35,17 @@ const TunedKernel* tuned_table(TunedGpu gpu);
 // width may not (so widths must match).
 double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k);
 
+// Output tiles CUTLASS's persistent scheduler walks for `choice` at M × N: it rounds the tile grid
+// up to a multiple of swizzle × cluster in both modes (tile_scheduler_params.h), and the padding
+// tiles run their mainloop on zero-filled operands.
+long scheduled_tiles(const KernelChoice& choice, int m, int n);
+
+// `choice`, made for another shape (a table row at the nearest token count, or a rule), with its
+// swizzle halved until its padding tiles are at most 2 % over swizzle 1's at M × N. A swizzle of 8
+// tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
+// (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
+KernelChoice fit_swizzle(KernelChoice choice, int m, int n);
+
 // Whether a kernel for (layout, D dtype, config) is compiled into the library.
 bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config);
 

@@ -143,6 +143,48 @@ TEST(ChooseKernel, RuleForUntunedShapes) {
   EXPECT_GT(wide.swizzle, 1);
 }
 
+// CUTLASS's persistent scheduler rounds the tile grid up to swizzle × cluster tiles in both modes
+// and runs the padding tiles (scheduled_tiles); a choice made for another token count gets a
+// swizzle whose padding fits this grid (fit_swizzle).
+TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
+  const KernelChoice lm_head{TileConfig::kCoop256x128Cluster1x2, RasterOrder::kAlongM, 8};
+  EXPECT_EQ(scheduled_tiles(lm_head, 16384, 128256), 64L * 1008);  // 1002 columns of 128 -> 1008
+  EXPECT_EQ(scheduled_tiles(lm_head, 9216, 128256), 40L * 1008);   // 36 rows of 256 -> 40
+  EXPECT_EQ(fit_swizzle(lm_head, 16384, 128256).swizzle, 8);
+  EXPECT_EQ(fit_swizzle(lm_head, 9216, 128256).swizzle, 4);        // 36 rows -> 36, 1008 columns
+  // Under 6 tiles in a mode CUTLASS caps swizzle 8 at 4: 5 × 5 tiles, cluster 2 × 1 -> 6 × 5 rows
+  // and columns, then rounded to 4 × 2 = 8 rows and 4 columns -> 8 × 8.
+  const KernelChoice small{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 8};
+  EXPECT_EQ(scheduled_tiles(small, 5 * 128, 5 * 256), 8L * 8);
+  EXPECT_EQ(fit_swizzle(small, 5 * 128, 5 * 256).swizzle, 1);
+  // Only the swizzle changes.
+  const KernelChoice fitted = fit_swizzle(lm_head, 9216, 128256);
+  EXPECT_EQ(fitted.config, lm_head.config);
+  EXPECT_EQ(fitted.raster, lm_head.raster);
+}
+
+// Every choice at a token count no table row was timed at pads at most 2 % over swizzle 1, while
+// a table row's own shape gets the row as tuned (EveryTableEntryRoundTrips).
+TEST(FitSwizzle, ChoicesAtUntunedTokenCountsFitTheirGrid) {
+  for (const auto& [gpu, table] : kGpus)
+    for (const Linear& l : kLinears)
+      for (int tokens : {1000, 5194, 9216, 13392, 17774, 40000}) {
+        const struct {
+          OperandLayout layout;
+          int m, n, k;
+        } gemms[] = {{OperandLayout::kAkBk, tokens, l.out, l.in},
+                     {OperandLayout::kAkBn, tokens, l.in, l.out}};
+        for (auto g : gemms) {
+          KernelChoice c = choose_kernel_for(gpu, g.layout, DType::kBF16, g.m, g.n, g.k);
+          KernelChoice one = c;
+          one.swizzle = 1;
+          EXPECT_LE(double(scheduled_tiles(c, g.m, g.n)), 1.02 * double(scheduled_tiles(one, g.m, g.n)))
+              << to_string(gpu) << " " << to_string(g.layout) << " " << g.m << "x" << g.n << "x"
+              << g.k << " swizzle " << c.swizzle;
+        }
+      }
+}
+
 TEST(ChooseKernel, Float32OutputKeepsTheScheduleFamily) {
   for (const auto& [gpu, table] : kGpus)
     for (OperandLayout layout : kLayouts) {

@@ -14,6 +14,7 @@
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_norm.hpp"
 #include "coda/status.hpp"
+#include "src/ops/op_checks.hpp"
 #include "src/ops/tuned_launch.hpp"
 
 namespace coda::ops::detail {
@@ -102,6 +103,22 @@ TEST(ForcedOpChoice, DecidesTheProducersStatsLayout) {
     EXPECT_NE(std::string(e.what()).find("options.choice.config"), std::string::npos) << e.what();
   }
   force_op_choice(OpKey::kLinearResidualRms, std::nullopt);
+}
+
+// A fused op's rule (no table on this host) gets a swizzle that fits its tile grid; a forced
+// choice runs as given (a benchmark times exactly the candidate it names).
+TEST(ProgramChoice, TheRulesSwizzleFitsTheGrid) {
+  const ArgCheck check("program_choice test");
+  // K >= 8192: Cooperative 128 × 256, along N, swizzle 4. N = 5 columns of 256: swizzle 4 would
+  // schedule 8 columns, swizzle 2 six, swizzle 1 five.
+  const TunedCall call{OpKey::kLinearSwiglu, 8192, 5 * 256, 8192};
+  EXPECT_EQ(forward_program_rule(call.k).swizzle, 4);
+  EXPECT_EQ(program_choice(check, call, OpOptions{}).swizzle, 1);
+  EXPECT_EQ(program_choice(check, {OpKey::kLinearSwiglu, 8192, 64 * 256, 8192}, OpOptions{}).swizzle, 4);
+  const KernelChoice forced{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 8};
+  force_op_choice(OpKey::kLinearSwiglu, forced);
+  EXPECT_EQ(program_choice(check, call, OpOptions{}), forced);
+  force_op_choice(OpKey::kLinearSwiglu, std::nullopt);
 }
 
 TEST(LaunchTuned, ALaunchThatThrowsLeavesTheChecksOn) {
