@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The per-GPU op tables (src/ops/op_table_<gpu>.inc) as the tuners and scripts/merge_table.py
+"""The per-GPU op tables (src/ops/op_table_<gpu>.inc; and the GEMM tables below) as the tuners and scripts/merge_table.py
 leave them: one row per (op, M, N, K) — program_choice takes the nearest row and the first of
 equals, so a second row for a key would be silently shadowed — and every choice one the fused
 ops are compiled for (the two program configs, no stream-K; swizzle 1, 2, 4 or 8)."""
@@ -39,6 +39,28 @@ def test_no_key_has_two_rows(gpu):
     keys = [row.groups()[:4] for row in rows if row]
     duplicated = sorted({key for key in keys if keys.count(key) > 1})
     assert not duplicated, f"op_table_{gpu}.inc: keys with two rows (the second is never used): {duplicated}"
+
+
+GEMM = pathlib.Path(__file__).resolve().parents[2] / "src" / "gemm"
+GEMM_ROW = re.compile(r"\{OperandLayout::(k\w+), (\d+), (\d+), (\d+), \{TileConfig::k\w+, RasterOrder::k\w+, "
+                      r"(\d+), Decomposition::k\w+\}\},")
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_gemm_table_rows_parse_and_keys_are_unique(gpu):
+    """The GEMM table (src/gemm/kernel_table_<gpu>.inc, coda-bench tune + merge_table.py): the same
+    one-row-per-key rule (choose_kernel also takes the first of equals). Which configs exist is the
+    host test's (ChooseKernel.EveryChoiceIsCompiledIn)."""
+    lines = [line for line in (GEMM / f"kernel_table_{gpu}.inc").read_text().splitlines()
+             if line.startswith("{OperandLayout::")]
+    rows = [GEMM_ROW.match(line) for line in lines]
+    assert rows, f"no rows in kernel_table_{gpu}.inc"
+    for line, row in zip(lines, rows):
+        assert row, f"row does not parse: {line}"
+        assert int(row.group(5)) in (1, 2, 4, 8), line
+    keys = [row.groups()[:4] for row in rows]
+    duplicated = sorted({key for key in keys if keys.count(key) > 1})
+    assert not duplicated, f"kernel_table_{gpu}.inc: keys with two rows: {duplicated}"
 
 
 def _merge_script():
