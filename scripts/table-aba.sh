@@ -6,7 +6,8 @@
 # last is the plain GEMM, which reads the GEMM table). OLD's rows say which table it replaces:
 # `{OpKey::` rows src/ops/op_table_<gpu>.inc, `{OperandLayout::` rows
 # src/gemm/kernel_table_<gpu>.inc. Read CODA's absolute ms across the three passes beside the
-# ratios: the matmul baseline itself drifts a few % between passes (docs/benchmarks.md §5.1). Run on the GPU machine from the repository root:
+# ratios: the matmul baseline itself drifts a few % between passes (docs/benchmarks.md §5.1).
+# Run on the GPU machine from the repository root:
 #   scripts/table-aba.sh h100 OLD_TABLE.inc TOKENS "8B linear_swiglu_bwd,linear_rmsnorm" ["70B linear_rope" ...]
 # (one "MODEL op,op,..." argument per model; put a row the change does not touch among them as a
 # control). Output under $OUT/ab (or ./ab): one ops-py folder and log per pass and model.
