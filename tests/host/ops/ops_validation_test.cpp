@@ -95,6 +95,24 @@ TEST(OpsValidation, SwiGluAndRope) {
   EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, bf16(0x80000, 64, 128), A, W, pos, freq, qk); }),
             "coda::ops::linear_qknorm_rope: Pre: dim 1 must equal N = 256; got bf16[64, 128] "
             "strides (128, 1)");
+
+  // The RMSNorm consumers check the producer's statistics and eps first, then (QK-norm) the norm
+  // and Pre, in the order the forward-only ops above do.
+  RowNormStats stats{reinterpret_cast<float*>(0x90000), norm_stats_floats(64, 128)};
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_rope(Z, A, W, stats, 1e-5f, pos, freq); }),
+            "coda::ops::linear_rmsnorm_rope: stats: not filled by a producer (width and layout are unset)");
+  RowNormStats filled = stats;
+  filled.layout = {2, 128};
+  filled.width = 128;
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_rope(Z, A, W, filled, -1.0f, pos, freq); }),
+            "coda::ops::linear_rmsnorm_rope: eps: must be non-negative");
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_qknorm_rope(Z, TensorView{}, A, W, filled, -1.0f, pos, freq, qk); }),
+            "coda::ops::linear_rmsnorm_qknorm_rope: eps: must be non-negative");
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_qknorm_rope(Z, TensorView{}, A, W, filled, 1e-5f, pos, freq, no_heads); }),
+            "coda::ops::linear_rmsnorm_qknorm_rope: qk_norm.q_heads/kv_heads: must be positive; got 2, 0");
+  EXPECT_EQ(error_of([&] { linear_rmsnorm_qknorm_rope(Z, bf16(0x80000, 64, 128), A, W, filled, 1e-5f, pos, freq, qk); }),
+            "coda::ops::linear_rmsnorm_qknorm_rope: Pre: dim 1 must equal N = 256; got bf16[64, 128] "
+            "strides (128, 1)");
 }
 
 TEST(OpsValidation, CrossEntropy) {
