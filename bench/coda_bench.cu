@@ -68,7 +68,6 @@ int main(int argc, char** argv) {
         }
         at = comma == std::string::npos ? comma : comma + 1;
       }
-      args.tokens = args.token_counts.front();
     }
     else if (flag == "--min-gain") args.min_gain = std::stod(value);
     else if (flag == "--confirm-rounds") args.confirm_rounds = std::stoi(value);

@@ -27,8 +27,8 @@ int run_epilogue_bench(const BenchArgs& args) {
   std::printf("coda-bench epilogue on %s, %d rounds\n", prop.name, args.rounds);
 
   const GemmShape shapes[] = {
-      {"8B", "o", "fwd", gemm::OperandLayout::kAkBk, args.tokens, 4096, 4096},
-      {"8B", "gate_up", "fwd", gemm::OperandLayout::kAkBk, args.tokens, 28672, 4096}};
+      {"8B", "o", "fwd", gemm::OperandLayout::kAkBk, args.tokens(), 4096, 4096},
+      {"8B", "gate_up", "fwd", gemm::OperandLayout::kAkBk, args.tokens(), 28672, 4096}};
   const gemm::TileConfig configs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
                                       gemm::TileConfig::kPingpong128x128Cluster2x1};
   struct Row { std::string family, program, shape, config; double ms, plain_ms, cublas_ms, over_plain; };

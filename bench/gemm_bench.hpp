@@ -7,7 +7,6 @@
 namespace coda::bench {
 
 struct BenchArgs {
-  int tokens = 16384;               // the first of token_counts (ops, tune-ops, epilogue)
   std::vector<int> token_counts = {16384};  // --tokens 4096,8192: gemm and tune loop over them
   int rounds = 10;
   std::string models = "all";   // comma list: 1B,8B,70B (ops: also sq2048,sq4096,sq8192)
@@ -21,6 +20,7 @@ struct BenchArgs {
   int confirm_rounds = 10;      // tune: rounds of the head-to-head pick vs today's choice
   std::string commit = "unknown", date = "unknown", command;
 
+  int tokens() const { return token_counts.front(); }  // ops, tune-ops, epilogue: the first
   std::string token_list() const {
     std::string out;
     for (int m : token_counts) out += (out.empty() ? "" : ",") + std::to_string(m);

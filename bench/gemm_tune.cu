@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
-#include <map>
 #include <sstream>
 
 #include "coda/gemm/choose_config.hpp"
@@ -25,20 +24,6 @@
 
 namespace coda::bench {
 namespace {
-
-std::string choice_literal(const gemm::KernelChoice& c) {
-  static const std::map<gemm::TileConfig, const char*> configs = {
-      {gemm::TileConfig::kCoop128x256Cluster1x2, "kCoop128x256Cluster1x2"},
-      {gemm::TileConfig::kCoop128x256Cluster2x1, "kCoop128x256Cluster2x1"},
-      {gemm::TileConfig::kCoop256x128Cluster1x2, "kCoop256x128Cluster1x2"},
-      {gemm::TileConfig::kStreamKCoop128x256Cluster2x1, "kStreamKCoop128x256Cluster2x1"},
-      {gemm::TileConfig::kPingpong128x128Cluster2x1, "kPingpong128x128Cluster2x1"}};
-  const char* raster[] = {"kHeuristic", "kAlongM", "kAlongN"};
-  const char* decomposition[] = {"kHeuristic", "kDataParallel", "kStreamK"};
-  return std::string("{TileConfig::") + configs.at(c.config) + ", RasterOrder::" +
-         raster[int(c.raster)] + ", " + std::to_string(c.swizzle) + ", Decomposition::" +
-         decomposition[int(c.decomposition)] + "}";
-}
 
 std::vector<gemm::KernelChoice> candidates() {
   const std::pair<gemm::RasterOrder, int> settings[] = {
@@ -167,7 +152,7 @@ int run_tune(const BenchArgs& args) {
         return 1;
       }
       table << "{OperandLayout::k" << gemm::to_string(s.layout) << ", " << s.m << ", " << s.n
-            << ", " << s.k << ", " << choice_literal(t.written) << "},  // " << row_comment(t)
+            << ", " << s.k << ", " << gemm::choice_literal(t.written) << "},  // " << row_comment(t)
             << "\n";
       table.flush();
       tuned.push_back(t);

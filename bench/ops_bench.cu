@@ -413,7 +413,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
   const Model models[] = {{"1B", 2048, 32, 8, 64, 8192},
                           {"8B", 4096, 32, 8, 128, 14336},
                           {"70B", 8192, 64, 8, 128, 28672}};
-  const int m = args.tokens;
+  const int m = args.tokens();
   std::vector<Row> rows;
   // One op row, when --ops selects it.
   auto add = [&](const std::string& op, const std::string& shape_name, int rows_m, int n, int k,

@@ -87,6 +87,21 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
   return choice;
 }
 
+std::string choice_literal(const KernelChoice& c) {
+  const char* config = "?";
+  switch (c.config) {
+    case TileConfig::kCoop128x256Cluster1x2: config = "kCoop128x256Cluster1x2"; break;
+    case TileConfig::kCoop128x256Cluster2x1: config = "kCoop128x256Cluster2x1"; break;
+    case TileConfig::kCoop256x128Cluster1x2: config = "kCoop256x128Cluster1x2"; break;
+    case TileConfig::kStreamKCoop128x256Cluster2x1: config = "kStreamKCoop128x256Cluster2x1"; break;
+    case TileConfig::kPingpong128x128Cluster2x1: config = "kPingpong128x128Cluster2x1"; break;
+  }
+  const char* raster[] = {"kHeuristic", "kAlongM", "kAlongN"};
+  const char* decomposition[] = {"kHeuristic", "kDataParallel", "kStreamK"};
+  return std::string("{TileConfig::") + config + ", RasterOrder::" + raster[int(c.raster)] + ", " +
+         std::to_string(c.swizzle) + ", Decomposition::" + decomposition[int(c.decomposition)] + "}";
+}
+
 const TunedKernel* tuned_table(TunedGpu gpu) {
   switch (gpu) {
     case TunedGpu::kH100:
@@ -132,12 +147,15 @@ KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype
       const double d = e->layout == layout ? tuned_shape_distance(m, n, k, e->m, e->n, e->k) : best;
       if (d < best) best = d, choice = e->choice;  // the first of equals: table order decides
     }
-  if (best != 0.0) choice = fit_swizzle(choice, m, n);  // a row of this very shape was timed as is
+  const KernelChoice timed = choice;
   // The table is tuned for bf16 D; fp32 D compiles fewer configs (scripts/instances.py): keep
   // the scheduler settings and fall back to the same schedule family.
   if (!has_instance(layout, d_dtype, choice.config))
     choice.config = is_stream_k(choice.config) ? TileConfig::kStreamKCoop128x256Cluster2x1
                                                : TileConfig::kCoop128x256Cluster2x1;
+  // A row of this very shape, run as tuned, keeps its swizzle; any other choice (another shape's
+  // row, the rule, a fallback config with another tile grid) gets one that fits its grid.
+  if (best != 0.0 || !(choice == timed)) choice = fit_swizzle(choice, m, n);
   return choice;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "coda/ops/op_key.hpp"
 
-#include <cstdio>
+#include <string>
+
+#include "coda/gemm/choose_config.hpp"
 
 namespace coda::ops {
 
@@ -34,19 +36,8 @@ std::optional<OpKey> op_key_from_name(std::string_view n) {
 
 std::string op_table_row(OpKey key, std::int64_t m, std::int64_t n, std::int64_t k,
                          const gemm::KernelChoice& choice) {
-  const char* config = "?";
-  if (choice.config == gemm::TileConfig::kPingpong128x128Cluster2x1)
-    config = "kPingpong128x128Cluster2x1";
-  else if (choice.config == gemm::TileConfig::kCoop128x256Cluster2x1)
-    config = "kCoop128x256Cluster2x1";
-  char row[256];
-  std::snprintf(row, sizeof row,
-                "{OpKey::%s, %lld, %lld, %lld, {TileConfig::%s, RasterOrder::%s, %d, "
-                "Decomposition::kHeuristic}},",
-                identifier(key), static_cast<long long>(m), static_cast<long long>(n),
-                static_cast<long long>(k), config,
-                choice.raster == gemm::RasterOrder::kAlongM ? "kAlongM" : "kAlongN", choice.swizzle);
-  return row;
+  return std::string("{OpKey::") + identifier(key) + ", " + std::to_string(m) + ", " +
+         std::to_string(n) + ", " + std::to_string(k) + ", " + gemm::choice_literal(choice) + "},";
 }
 
 }  // namespace coda::ops

@@ -4,6 +4,8 @@
 // always gets the same kernel.
 #pragma once
 
+#include <string>
+
 #include "coda/gemm/config.hpp"
 #include "coda/gemm/tuned_gpu.hpp"
 #include "coda/tensor.hpp"
@@ -45,6 +47,10 @@ long scheduled_tiles(const KernelChoice& choice, int m, int n);
 // tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
 // (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
 KernelChoice fit_swizzle(KernelChoice choice, int m, int n);
+
+// `{TileConfig::kX, RasterOrder::kY, swizzle, Decomposition::kZ}`: a choice as the tuned tables
+// (src/gemm/kernel_table_<gpu>.inc, src/ops/op_table_<gpu>.inc) spell it.
+std::string choice_literal(const KernelChoice& choice);
 
 // Whether a kernel for (layout, D dtype, config) is compiled into the library.
 bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config);
