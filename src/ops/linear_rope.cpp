@@ -22,6 +22,15 @@ Shape check_rope(const ArgCheck& check, const TensorView& QKV, const TensorView&
   detail::require_vector(check, frequencies, "frequencies", s.n, DType::kF32, A.device);
   return s;
 }
+// check_rope for an op that normalises H by a producer's statistics.
+Shape check_rmsnorm_rope(const ArgCheck& check, const TensorView& QKV, const TensorView& H,
+                         const TensorView& W, const RowNormStats& stats, float eps,
+                         const TensorView& positions, const TensorView& frequencies) {
+  const Shape s = check_rope(check, QKV, H, "H", W, positions, frequencies);
+  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
+  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  return s;
+}
 epilogue::RopeRotateParams rope_params(const TensorView& positions, const TensorView& frequencies) {
   return {static_cast<const std::int32_t*>(positions.data),
           static_cast<const epilogue::RopeFrequency*>(frequencies.data)};
@@ -60,6 +69,25 @@ epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& q
           hd,
           qk.eps};
 }
+
+// What the two QK-norm ops check and decide alike: the norm's parameters, the optional Pre
+// (bf16 M × N, saved where its data is set), the call's key (qk_norm_key) and its kernel.
+struct QkNormCall {
+  epilogue::QkNormRopeParams qk;
+  bool save_pre;
+  detail::TunedCall call;
+  gemm::KernelChoice choice;
+};
+QkNormCall qk_norm_call(const ArgCheck& check, OpKey base_op, const Shape& s, const TensorView& Pre,
+                        const QkNorm& qk_norm, int device, const TensorView& positions,
+                        const TensorView& frequencies, const OpOptions& options) {
+  QkNormCall q{qk_norm_params(check, qk_norm, s.n, device, positions, frequencies),
+               Pre.data != nullptr, {}, {}};
+  if (q.save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, device);
+  q.call = detail::TunedCall{qk_norm_key(base_op, q.save_pre), s.m, s.n, s.k};
+  q.choice = qk_norm_choice(check, base_op, q.call, options);
+  return q;
+}
 }  // namespace
 
 void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
@@ -83,9 +111,7 @@ void linear_rmsnorm_rope(const TensorView& QKV, const TensorView& H, const Tenso
                          const TensorView& frequencies, cudaStream_t stream,
                          const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_rope");
-  const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
-  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
-  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  const Shape s = check_rmsnorm_rope(check, QKV, H, W_qkv, stats, eps, positions, frequencies);
   const detail::TunedCall call{OpKey::kLinearRmsnormRope, s.m, s.n, s.k};
   const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}},
@@ -108,12 +134,8 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
                         const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_qknorm_rope");
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
-  const epilogue::QkNormRopeParams qk =
-      qk_norm_params(check, qk_norm, s.n, A.device, positions, frequencies);
-  const bool save_pre = Pre.data != nullptr;
-  if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, A.device);
-  const detail::TunedCall call{qk_norm_key(OpKey::kLinearQknormRope, save_pre), s.m, s.n, s.k};
-  const gemm::KernelChoice choice = qk_norm_choice(check, OpKey::kLinearQknormRope, call, options);
+  const QkNormCall q = qk_norm_call(check, OpKey::kLinearQknormRope, s, Pre, qk_norm, A.device,
+                                    positions, frequencies, options);
   detail::require_memory(check, A.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"A", A},
                           {"W_qkv", W_qkv},
@@ -121,13 +143,12 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
-                         if (save_pre)
-                           epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv,
-                                                           {qk, Pre.data, Pre.stride[0]}, c, stream);
-                         else
-                           epilogue::qk_norm_rope(QKV, A, W_qkv, qk, c, stream);
-                       });
+  detail::launch_tuned(q.call, options, q.choice, stream, [&](const gemm::KernelChoice& c) {
+    if (q.save_pre)
+      epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {q.qk, Pre.data, Pre.stride[0]}, c, stream);
+    else
+      epilogue::qk_norm_rope(QKV, A, W_qkv, q.qk, c, stream);
+  });
 }
 
 void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const TensorView& H,
@@ -136,18 +157,10 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                                 const QkNorm& qk_norm, cudaStream_t stream,
                                 const OpOptions& options) {
   const ArgCheck check("coda::ops::linear_rmsnorm_qknorm_rope");
-  const Shape s = check_rope(check, QKV, H, "H", W_qkv, positions, frequencies);
-  detail::require_filled_stats(check, stats, s.m, s.k, "K (H's columns)");
-  if (!(eps >= 0.0f)) check.fail("eps: must be non-negative");
+  const Shape s = check_rmsnorm_rope(check, QKV, H, W_qkv, stats, eps, positions, frequencies);
   const epilogue::RstdRowScaleParams rstd{stats.sums(), eps};
-  const epilogue::QkNormRopeParams qk =
-      qk_norm_params(check, qk_norm, s.n, H.device, positions, frequencies);
-  const bool save_pre = Pre.data != nullptr;
-  if (save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, H.device);
-  const detail::TunedCall call{qk_norm_key(OpKey::kLinearRmsnormQknormRope, save_pre), s.m, s.n,
-                               s.k};
-  const gemm::KernelChoice choice =
-      qk_norm_choice(check, OpKey::kLinearRmsnormQknormRope, call, options);
+  const QkNormCall q = qk_norm_call(check, OpKey::kLinearRmsnormQknormRope, s, Pre, qk_norm,
+                                    H.device, positions, frequencies, options);
   detail::require_memory(check, H.device, {{"QKV", QKV}, {"Pre", Pre}},
                          {{"H", H},
                           {"W_qkv", W_qkv},
@@ -156,13 +169,13 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
                           {"frequencies", frequencies},
                           {"qk_norm.q_weight", qk_norm.q_weight},
                           {"qk_norm.k_weight", qk_norm.k_weight}});
-  detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
-        if (save_pre)
-          epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv,
-                                               {rstd, {qk, Pre.data, Pre.stride[0]}}, c, stream);
-        else
-          epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, qk}, c, stream);
-      });
+  detail::launch_tuned(q.call, options, q.choice, stream, [&](const gemm::KernelChoice& c) {
+    if (q.save_pre)
+      epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {q.qk, Pre.data, Pre.stride[0]}},
+                                           c, stream);
+    else
+      epilogue::rstd_qk_norm_rope(QKV, H, W_qkv, {rstd, q.qk}, c, stream);
+  });
 }
 
 }  // namespace coda::ops
