@@ -60,9 +60,6 @@ void linear_bias_gelu_bwd(const TensorView& dPre, const TensorView& dbias, const
   const detail::TunedCall call{OpKey::kLinearBiasGeluBwd, m, n, d};
   const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
 
-  // dY = dOut · W_down: B is W_down read as an N × D N-major matrix (the dgrad layout).
-  const TensorView B =
-      TensorView::matrix_col_major(W_down.data, DType::kBF16, n, d, W_down.stride[0], device);
   epilogue::BiasGeluBwdParams p;
   p.pre = Pre.data;
   p.pre_stride = Pre.stride[0];
@@ -75,7 +72,7 @@ void linear_bias_gelu_bwd(const TensorView& dPre, const TensorView& dbias, const
         workspace_view(workspace, linear_bias_gelu_bwd_workspace_bytes(m, n), device)}},
       {{"dOut", dOut}, {"W_down", W_down}, {"Pre", Pre}});
   detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
-    epilogue::bias_gelu(dPre, dOut, B, p, c, stream);
+    epilogue::bias_gelu(dPre, dOut, detail::dgrad_b(W_down), p, c, stream);
     epilogue::merge_partial_sums(p.dbias_partials,
                                  epilogue::per_col_partial_layout(c.config, int(m), int(n)),
                                  int(n), static_cast<float*>(dbias.data), stream);

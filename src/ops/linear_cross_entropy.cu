@@ -444,8 +444,7 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   const bool reduce = ce.reduction != Reduction::kNone;
   const bool int64_targets = targets.dtype == DType::kI64;
   const std::size_t target_bytes = int64_targets ? 8 : 4;
-  const TensorView w_n_major =
-      TensorView::matrix_col_major(W.data, DType::kBF16, h, v, W.stride[0], W.device);
+  const TensorView w_n_major = detail::dgrad_b(W);
   auto row_view = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
     return TensorView::matrix(static_cast<char*>(t.data) + r0 * t.stride[0] * 2, t.dtype, n,
                               t.shape[1], t.stride[0], t.device);

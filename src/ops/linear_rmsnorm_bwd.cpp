@@ -28,16 +28,9 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
                         std::size_t workspace_bytes, const TensorView& alpha, cudaStream_t stream,
                         const OpOptions& options) {
   const ArgCheck check(kWhere);
-  check.not_null(dZ, "dZ");
-  check.rank_is(dZ, "dZ", 2);
-  const std::int64_t m = dZ.shape[0], n = dZ.shape[1];
-  check.not_null(W, "W");
-  check.rank_is(W, "W", 2);
-  check.dim_is(W, "W", 0, n, "dZ's columns");
-  const std::int64_t d = W.shape[1];
+  const detail::LinearShape s = detail::require_dgrad_linear(check, dZ, "dZ", W, "W");
+  const std::int64_t m = s.m, n = s.k, d = s.n;
   const int device = dZ.device;
-  detail::require_bf16_matrix(check, dZ, "dZ", m, n, device);
-  detail::require_bf16_matrix(check, W, "W", n, d, device);
   detail::require_bf16_matrix(check, norm.X, "norm.X", m, d, device);
   detail::require_bf16_matrix(check, dX, "dX", m, d, device);
   detail::require_bf16_matrix(check, N, "N", m, d, device);
@@ -51,12 +44,7 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
                             linear_rmsnorm_bwd_workspace_bytes(m, d),
                             "linear_rmsnorm_bwd_workspace_bytes(M, D)");
 
-  // The plain dgrad GEMM's kernel, mapped onto the programs' configs (Pingpong stays Pingpong).
-  gemm::KernelChoice fallback =
-      gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(d), int(n));
-  if (fallback.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
-    fallback.config = gemm::TileConfig::kCoop128x256Cluster2x1;
-  fallback.decomposition = gemm::Decomposition::kHeuristic;
+  const gemm::KernelChoice fallback = detail::dgrad_program_fallback(m, d, n);
   // Under accumulate dX is read: the tuner restores it after its timed runs.
   detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
   if (accumulate) call.read_output = dX;
@@ -72,9 +60,6 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   p.normed = N.data;
   p.normed_stride = N.stride[0];
   p.dw_partials = static_cast<float*>(workspace);
-  // G = dZ · W: B is W read as a D × N N-major matrix (the dgrad layout).
-  const TensorView B =
-      TensorView::matrix_col_major(W.data, DType::kBF16, d, n, W.stride[0], W.device);
   // With accumulate, dX is read and written by the same thread: an output like the others.
   detail::require_memory(
       check, device,
@@ -91,9 +76,9 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
        {"alpha", alpha}});
   detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
     if (accumulate)
-      epilogue::rms_norm_bwd_accumulate(dX, dZ, B, {p}, c, stream);
+      epilogue::rms_norm_bwd_accumulate(dX, dZ, detail::dgrad_b(W), {p}, c, stream);
     else
-      epilogue::rms_norm_bwd(dX, dZ, B, p, c, stream);
+      epilogue::rms_norm_bwd(dX, dZ, detail::dgrad_b(W), p, c, stream);
     epilogue::merge_partial_sums(p.dw_partials,
                                  epilogue::per_col_partial_layout(c.config, int(m), int(d)),
                                  int(d), static_cast<float*>(dw.data), stream);

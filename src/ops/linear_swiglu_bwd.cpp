@@ -27,15 +27,8 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
                        void* workspace, std::size_t workspace_bytes, cudaStream_t stream,
                        const OpOptions& options) {
   const ArgCheck check(kWhere);
-  check.not_null(dOut, "dOut");
-  check.rank_is(dOut, "dOut", 2);
-  const std::int64_t m = dOut.shape[0], hidden = dOut.shape[1];
-  check.not_null(W_down, "W_down");
-  check.rank_is(W_down, "W_down", 2);
-  check.dim_is(W_down, "W_down", 0, hidden, "dOut's columns (hidden)");
-  const std::int64_t ffn = W_down.shape[1];
-  detail::require_bf16_matrix(check, dOut, "dOut", m, hidden, dOut.device);
-  detail::require_bf16_matrix(check, W_down, "W_down", hidden, ffn, dOut.device);
+  const detail::LinearShape s = detail::require_dgrad_linear(check, dOut, "dOut", W_down, "W_down");
+  const std::int64_t m = s.m, hidden = s.k, ffn = s.n;
   detail::require_bf16_matrix(check, Z, "Z", m, 2 * ffn, dOut.device);
   detail::require_bf16_matrix(check, dZ, "dZ", m, 2 * ffn, dOut.device);
   detail::require_bf16_matrix(check, Y, "Y", m, ffn, dOut.device);
@@ -54,9 +47,6 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   const detail::TunedCall call{OpKey::kLinearSwigluBwd, m, ffn, hidden};
   const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
 
-  // dY = dOut · W_down: B is W_down read as an F × hidden N-major matrix (the dgrad layout).
-  const TensorView B = TensorView::matrix_col_major(W_down.data, DType::kBF16, ffn, hidden,
-                                                    W_down.stride[0], W_down.device);
   epilogue::SwiGluBwdParams p;
   p.packed_z = Z.data;
   p.packed_z_stride = Z.stride[0] / 2;  // 32-bit pairs
@@ -74,7 +64,7 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
   detail::launch_tuned(
       call, options, choice, stream,
       [&](const gemm::KernelChoice& c) {
-        epilogue::swiglu_bwd(Y, dOut, B, p, c, stream);
+        epilogue::swiglu_bwd(Y, dOut, detail::dgrad_b(W_down), p, c, stream);
         epilogue::merge_partial_sums(p.zdz_partials,
                                      epilogue::per_row_partial_layout(c.config, int(m), int(ffn)),
                                      int(m), static_cast<float*>(zdz.data), stream);

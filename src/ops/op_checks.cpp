@@ -15,12 +15,20 @@ void require_bf16_matrix(const ArgCheck& check, const TensorView& t, const char*
   require_matrix(check, t, name, rows, cols, DType::kBF16, device);
 }
 
-void require_matrix(const ArgCheck& check, const TensorView& t, const char* name, std::int64_t rows,
-                    std::int64_t cols, DType dtype, int device) {
+namespace {
+// Present, of `dtype` and `rank`, every extent positive: before the extents are compared.
+void require_typed(const ArgCheck& check, const TensorView& t, const char* name, DType dtype,
+                   int rank) {
   check.not_null(t, name);
   check.dtype_in(t, name, {dtype});
-  check.rank_is(t, name, 2);
+  check.rank_is(t, name, rank);
   check.dims_positive(t, name);
+}
+}  // namespace
+
+void require_matrix(const ArgCheck& check, const TensorView& t, const char* name, std::int64_t rows,
+                    std::int64_t cols, DType dtype, int device) {
+  require_typed(check, t, name, dtype, 2);
   check.dim_is(t, name, 0, rows, "M");
   check.dim_is(t, name, 1, cols, "N");
   check.fits_int32_indexing(t, name);
@@ -38,10 +46,7 @@ void require_matrix(const ArgCheck& check, const TensorView& t, const char* name
 
 void require_vector(const ArgCheck& check, const TensorView& t, const char* name,
                     std::int64_t length, DType dtype, int device) {
-  check.not_null(t, name);
-  check.dtype_in(t, name, {dtype});
-  check.rank_is(t, name, 1);
-  check.dims_positive(t, name);
+  require_typed(check, t, name, dtype, 1);
   check.dim_is(t, name, 0, length, "the matching dim");
   if (t.stride[0] != 1) check.fail(std::string(name) + ": must be contiguous");
   if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
@@ -78,6 +83,11 @@ LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, co
   require_bf16_matrix(check, dY, dy_name, s.m, s.k, dY.device);
   require_bf16_matrix(check, W, w_name, s.k, s.n, dY.device);
   return s;
+}
+
+TensorView dgrad_b(const TensorView& W) {
+  return TensorView::matrix_col_major(W.data, DType::kBF16, W.shape[1], W.shape[0], W.stride[0],
+                                      W.device);
 }
 
 gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k) {

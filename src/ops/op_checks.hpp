@@ -38,6 +38,8 @@ LinearShape require_linear(const ArgCheck& check, const TensorView& A, const cha
 // (K = D); the GEMM reads W as the N-major B (TensorView::matrix_col_major).
 LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, const char* dy_name,
                                  const TensorView& W, const char* w_name);
+// That dgrad GEMM's B: the weight W [D, N] read as an N × D N-major matrix.
+TensorView dgrad_b(const TensorView& W);
 // A forward fused op's kernel where no tuned shape is near (docs/design.md §10.1). The epilogue's
 // share of a tile's time falls as K grows: below K = 8192, Pingpong 128×128, whose two warpgroups
 // hide one's epilogue under the other's mainloop, along N with no swizzle (along M, or with a larger

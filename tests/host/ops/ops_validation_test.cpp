@@ -176,7 +176,7 @@ TEST(OpsValidation, SwiGluBackward) {
   void* ws = reinterpret_cast<void*>(0x60000);
   const std::size_t bytes = linear_swiglu_bwd_workspace_bytes(64, 96);
   EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, bf16(0x20000, 96, 128), Z, ws, bytes); }),
-            "coda::ops::linear_swiglu_bwd: W_down: dim 0 must equal dOut's columns (hidden) = 128; got "
+            "coda::ops::linear_swiglu_bwd: W_down: dim 0 must equal dOut's columns = 128; got "
             "bf16[96, 128] strides (128, 1)");
   EXPECT_EQ(error_of([&] { linear_swiglu_bwd(dZ, Y, zdz, dOut, W, bf16(0x30000, 64, 96), ws, bytes); }),
             "coda::ops::linear_swiglu_bwd: Z: dim 1 must equal N = 192; got bf16[64, 96] strides (96, 1)");
