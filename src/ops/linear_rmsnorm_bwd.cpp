@@ -13,10 +13,6 @@
 
 namespace coda::ops {
 
-namespace {
-constexpr const char* kWhere = "coda::ops::linear_rmsnorm_bwd";
-}  // namespace
-
 std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
   return static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) *
          sizeof(float);
@@ -27,7 +23,7 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
                         const RmsNormSaved& norm, const TensorView& zdz, void* workspace,
                         std::size_t workspace_bytes, const TensorView& alpha, cudaStream_t stream,
                         const OpOptions& options) {
-  const ArgCheck check(kWhere);
+  const ArgCheck check("coda::ops::linear_rmsnorm_bwd");
   const detail::LinearShape s = detail::require_dgrad_linear(check, dZ, "dZ", W, "W");
   const std::int64_t m = s.m, n = s.k, d = s.n;
   const int device = dZ.device;

@@ -88,6 +88,21 @@ QkNormCall qk_norm_call(const ArgCheck& check, OpKey base_op, const Shape& s, co
   q.choice = qk_norm_choice(check, base_op, q.call, options);
   return q;
 }
+// The two QK-norm ops' memory: QKV and Pre written; the input, W_qkv, the producer's statistics
+// (an empty view for the op without the deferred norm), the RoPE tables and γ read.
+void require_qk_norm_memory(const ArgCheck& check, const TensorView& QKV, const TensorView& Pre,
+                            const ArgCheck::Named& input, const TensorView& W_qkv,
+                            const TensorView& stats_partials, const TensorView& positions,
+                            const TensorView& frequencies, const QkNorm& qk_norm) {
+  detail::require_memory(check, input.view.device, {{"QKV", QKV}, {"Pre", Pre}},
+                         {input,
+                          {"W_qkv", W_qkv},
+                          {"stats.partials", stats_partials},
+                          {"positions", positions},
+                          {"frequencies", frequencies},
+                          {"qk_norm.q_weight", qk_norm.q_weight},
+                          {"qk_norm.k_weight", qk_norm.k_weight}});
+}
 }  // namespace
 
 void linear_rope(const TensorView& QKV, const TensorView& A, const TensorView& W_qkv,
@@ -136,13 +151,7 @@ void linear_qknorm_rope(const TensorView& QKV, const TensorView& Pre, const Tens
   const Shape s = check_rope(check, QKV, A, "A", W_qkv, positions, frequencies);
   const QkNormCall q = qk_norm_call(check, OpKey::kLinearQknormRope, s, Pre, qk_norm, A.device,
                                     positions, frequencies, options);
-  detail::require_memory(check, A.device, {{"QKV", QKV}, {"Pre", Pre}},
-                         {{"A", A},
-                          {"W_qkv", W_qkv},
-                          {"positions", positions},
-                          {"frequencies", frequencies},
-                          {"qk_norm.q_weight", qk_norm.q_weight},
-                          {"qk_norm.k_weight", qk_norm.k_weight}});
+  require_qk_norm_memory(check, QKV, Pre, {"A", A}, W_qkv, {}, positions, frequencies, qk_norm);
   detail::launch_tuned(q.call, options, q.choice, stream, [&](const gemm::KernelChoice& c) {
     if (q.save_pre)
       epilogue::qk_norm_rope_save_pre(QKV, A, W_qkv, {q.qk, Pre.data, Pre.stride[0]}, c, stream);
@@ -161,14 +170,8 @@ void linear_rmsnorm_qknorm_rope(const TensorView& QKV, const TensorView& Pre, co
   const epilogue::RstdRowScaleParams rstd{stats.sums(), eps};
   const QkNormCall q = qk_norm_call(check, OpKey::kLinearRmsnormQknormRope, s, Pre, qk_norm,
                                     H.device, positions, frequencies, options);
-  detail::require_memory(check, H.device, {{"QKV", QKV}, {"Pre", Pre}},
-                         {{"H", H},
-                          {"W_qkv", W_qkv},
-                          {"stats.partials", detail::stats_read(stats)},
-                          {"positions", positions},
-                          {"frequencies", frequencies},
-                          {"qk_norm.q_weight", qk_norm.q_weight},
-                          {"qk_norm.k_weight", qk_norm.k_weight}});
+  require_qk_norm_memory(check, QKV, Pre, {"H", H}, W_qkv, detail::stats_read(stats), positions,
+                         frequencies, qk_norm);
   detail::launch_tuned(q.call, options, q.choice, stream, [&](const gemm::KernelChoice& c) {
     if (q.save_pre)
       epilogue::rstd_qk_norm_rope_save_pre(QKV, H, W_qkv, {rstd, {q.qk, Pre.data, Pre.stride[0]}},

@@ -13,10 +13,6 @@
 
 namespace coda::ops {
 
-namespace {
-constexpr const char* kWhere = "coda::ops::linear_swiglu_bwd";
-}  // namespace
-
 std::size_t linear_swiglu_bwd_workspace_bytes(std::int64_t m, std::int64_t ffn) {
   return static_cast<std::size_t>(epilogue::per_row_partial_floats_any_config(m, ffn)) *
          sizeof(float);
@@ -26,7 +22,7 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
                        const TensorView& dOut, const TensorView& W_down, const TensorView& Z,
                        void* workspace, std::size_t workspace_bytes, cudaStream_t stream,
                        const OpOptions& options) {
-  const ArgCheck check(kWhere);
+  const ArgCheck check("coda::ops::linear_swiglu_bwd");
   const detail::LinearShape s = detail::require_dgrad_linear(check, dOut, "dOut", W_down, "W_down");
   const std::int64_t m = s.m, hidden = s.k, ffn = s.n;
   detail::require_bf16_matrix(check, Z, "Z", m, 2 * ffn, dOut.device);
