@@ -36,10 +36,19 @@ KernelChoice rule(int m, int n, int k) {
           Decomposition::kHeuristic};
 }
 
-// Tiles of 128 × 256 in 4 waves of a 132-SM part (both tuned GPUs): from here on a kernel's
-// tail wave is a small share of its time, and the tile, raster and swizzle tuned at one token
-// count keep their ranking at another.
-constexpr long kManyWaveTiles = 4 * 132;
+// SMs of both tuned parts (H100 SXM, H200).
+constexpr int kSms = 132;
+
+// Tiles of 128 × 256 in 4 waves: from here on a kernel's tail wave is a small share of its time,
+// and the tile, raster and swizzle tuned at one token count keep their ranking at another.
+constexpr long kManyWaveTiles = 4 * kSms;
+
+// A choice made for another shape whose tiles fill less of their waves than this runs stream-K
+// (fill_last_wave). On the H100 at M = 9216 (1B widths: 4.4 waves, 87 % filled) stream-K was
+// 4–13 % ahead on four shapes; at M = 11951 (5.7 waves, 95 %) on none; at M = 3000 and 5194
+// (1.5 and 2.5 waves) the data-parallel choice ran 0.76–0.85 × cuBLAS (bench/RESULTS.md,
+// fifteenth and sixteenth sessions).
+constexpr double kMinWaveFill = 0.9;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
 
@@ -82,9 +91,27 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
   KernelChoice one = choice;
   one.swizzle = 1;
   const double floor = double(scheduled_tiles(one, m, n));
+  const int tuned_swizzle = choice.swizzle;
   while (choice.swizzle > 1 && scheduled_tiles(choice, m, n) > (1 + kMaxSwizzlePadding) * floor)
     choice.swizzle /= 2;
+  // The tuned raster was chosen for a walk in bands of `swizzle` tiles. One tile row (or column)
+  // at a time, along N the CTAs in flight each need another tile of B; CUTLASS's heuristic walks
+  // the shorter mode, so that they share the larger operand's tiles.
+  if (tuned_swizzle > 1 && choice.swizzle == 1) choice.raster = RasterOrder::kHeuristic;
   return choice;
+}
+
+double wave_fill(const KernelChoice& choice, int m, int n) {
+  const TileGrid g = grid_of(choice.config);
+  const double work =
+      double(scheduled_tiles(choice, m, n)) * g.tile_m * g.tile_n / (128.0 * 256.0);
+  return work / (std::ceil(work / kSms) * kSms);
+}
+
+KernelChoice fill_last_wave(KernelChoice choice, int m, int n) {
+  if (is_stream_k(choice.config) || wave_fill(choice, m, n) >= kMinWaveFill) return choice;
+  return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+          Decomposition::kHeuristic};
 }
 
 std::string choice_literal(const KernelChoice& c) {
@@ -155,7 +182,8 @@ KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype
                                                : TileConfig::kCoop128x256Cluster2x1;
   // A row of this very shape, run as tuned, keeps its swizzle; any other choice (another shape's
   // row, the rule, a fallback config with another tile grid) gets one that fits its grid.
-  if (best != 0.0 || !(choice == timed)) choice = fit_swizzle(choice, m, n);
+  if (best != 0.0 || !(choice == timed))
+    choice = fill_last_wave(fit_swizzle(choice, m, n), m, n);
   return choice;
 }
 

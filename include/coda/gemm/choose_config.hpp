@@ -46,7 +46,18 @@ long scheduled_tiles(const KernelChoice& choice, int m, int n);
 // swizzle halved until its padding tiles are at most 2 % over swizzle 1's at M × N. A swizzle of 8
 // tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
 // (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
+// A swizzle fitted down to 1 also walks along the shorter mode (RasterOrder::kHeuristic): the
+// tuned raster was chosen for a swizzled walk.
 KernelChoice fit_swizzle(KernelChoice choice, int m, int n);
+
+// The share of the SM waves that `choice`'s tiles at M × N fill (132 SMs; a 128 × 128 tile counts
+// as half a 128 × 256 one): 1 when the last wave is full, 0.5 for one and a half waves.
+double wave_fill(const KernelChoice& choice, int m, int n);
+
+// `choice`, made for another shape, or — where its tiles fill less than 90 % of their waves —
+// Cooperative stream-K with CUTLASS's heuristic decomposition, which runs the whole waves data
+// parallel and splits the last one's tiles along K over every SM.
+KernelChoice fill_last_wave(KernelChoice choice, int m, int n);
 
 // `{TileConfig::kX, RasterOrder::kY, swizzle, Decomposition::kZ}`: a choice as the tuned tables
 // (src/gemm/kernel_table_<gpu>.inc, src/ops/op_table_<gpu>.inc) spell it.

@@ -157,10 +157,47 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
   const KernelChoice small{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 8};
   EXPECT_EQ(scheduled_tiles(small, 5 * 128, 5 * 256), 8L * 8);
   EXPECT_EQ(fit_swizzle(small, 5 * 128, 5 * 256).swizzle, 1);
-  // Only the swizzle changes.
+  // Only the swizzle changes while it stays above 1.
   const KernelChoice fitted = fit_swizzle(lm_head, 9216, 128256);
   EXPECT_EQ(fitted.config, lm_head.config);
   EXPECT_EQ(fitted.raster, lm_head.raster);
+  // Fitted down to 1 (94 rows of 128 at M = 11951: swizzle 2 with the 2 × 1 cluster pads to 96),
+  // the walk goes along the shorter mode: the tuned raster was for bands of 4.
+  const KernelChoice gate_up{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 4};
+  const KernelChoice at_11951 = fit_swizzle(gate_up, 11951, 57344);
+  EXPECT_EQ(at_11951.swizzle, 1);
+  EXPECT_EQ(at_11951.raster, RasterOrder::kHeuristic);
+  EXPECT_EQ(at_11951.config, gate_up.config);
+  // A row tuned with swizzle 1 keeps its raster.
+  const KernelChoice plain{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 1};
+  EXPECT_EQ(fit_swizzle(plain, 11951, 57344).raster, RasterOrder::kAlongN);
+}
+
+// The share of the SM waves a choice's tiles fill, and stream-K where the last wave would run
+// mostly empty (fill_last_wave).
+TEST(FillLastWave, StreamKWhereTheLastWaveIsMostlyEmpty) {
+  const KernelChoice coop{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1};
+  // 1B o_proj N = K = 2048: M = 4096 is 32 × 8 = 256 tiles, 0.97 of two waves of 132.
+  EXPECT_NEAR(wave_fill(coop, 4096, 2048), 256.0 / 264.0, 1e-12);
+  EXPECT_EQ(fill_last_wave(coop, 4096, 2048), coop);
+  // M = 3000: 24 × 8 = 192 tiles, 0.73 of two waves -> stream-K, heuristic decomposition.
+  EXPECT_NEAR(wave_fill(coop, 3000, 2048), 192.0 / 264.0, 1e-12);
+  const KernelChoice sk = fill_last_wave(coop, 3000, 2048);
+  EXPECT_EQ(sk.config, TileConfig::kStreamKCoop128x256Cluster2x1);
+  EXPECT_EQ(sk.decomposition, Decomposition::kHeuristic);
+  EXPECT_EQ(sk.swizzle, 1);
+  // A Pingpong tile of 128 × 128 is half the work: 64 × 16 tiles at 8192 × 2048 fill 512 / 528.
+  const KernelChoice pingpong{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1};
+  EXPECT_NEAR(wave_fill(pingpong, 8192, 2048), 512.0 / 528.0, 1e-12);
+  // A stream-K choice stays as it is.
+  const KernelChoice tuned_sk{TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kAlongN, 2,
+                              Decomposition::kStreamK};
+  EXPECT_EQ(fill_last_wave(tuned_sk, 3000, 2048), tuned_sk);
+  // Through choose_kernel: a shape no row names with a short last wave runs stream-K.
+  for (const auto& [gpu, table] : kGpus)
+    EXPECT_TRUE(is_stream_k(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 3000, 2048,
+                                              2048).config))
+        << to_string(gpu);
 }
 
 // Every choice at a token count no table row was timed at pads at most 2 % over swizzle 1, while
