@@ -239,3 +239,24 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
         with ops.forced_kernel("linear_residual_rms", index):
             tiles[name] = _C.linear_residual_rms_stats_layout(1000, 2048, 2048)[0]
     assert tiles == {"pingpong": 2048 // 128, "coop": 2048 // 256}, tiles
+
+
+def test_an_installed_package_names_the_commit_it_was_built_from(monkeypatch, tmp_path):
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from coda import _build_commit, provenance
+
+    built = _build_commit.COMMIT  # None only for a build outside a git checkout
+    assert built is None or re.fullmatch(r"[0-9a-f]{7,40}(-dirty)?", built), built
+    monkeypatch.delenv("CODA_COMMIT", raising=False)
+    monkeypatch.setattr(provenance, "REPO_ROOT", tmp_path)  # no .git here: a wheel installed elsewhere
+    assert provenance.git_commit() == built
+    monkeypatch.setenv("CODA_COMMIT", "abc1234")
+    assert provenance.git_commit() == "abc1234"
+    # Built from this checkout by the test command, so at its HEAD.
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
+                          capture_output=True, text=True)
+    if head.returncode == 0:
+        assert built is not None and built.split("-")[0] == head.stdout.strip()
