@@ -169,3 +169,21 @@ def test_a_gpu_run_without_a_gpu_says_so_and_returns_2(monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert ops.main(["--tokens", "4096"]) == 2 and "coda.bench ops: needs a CUDA GPU" in capsys.readouterr().err
     assert tune.main(["--tokens", "4096"]) == 2 and "coda.bench tune: needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_a_run_record_keeps_every_finished_row_on_disk(tmp_path):
+    import json
+
+    from coda.bench.report import RunRecord
+
+    path = tmp_path / "out" / "ops.json"
+    record = RunRecord(path, {"commit": "abc1234", "gpu": "cpu"})
+    assert json.loads(path.read_text()) == {"commit": "abc1234", "gpu": "cpu", "complete": False, "rows": []}
+    record.add({"name": "a"})
+    record.add({"name": "b"})
+    # What a run cut off here leaves: both rows, marked incomplete.
+    on_disk = json.loads(path.read_text())
+    assert on_disk["rows"] == [{"name": "a"}, {"name": "b"}] and on_disk["complete"] is False
+    record.finish()
+    assert json.loads(path.read_text())["complete"] is True
+    assert [p.name for p in path.parent.iterdir()] == ["ops.json"]  # no temporary file left

@@ -284,13 +284,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference must be fp32
     torch.backends.cudnn.allow_tf32 = False
     watch = Stopwatch(device)
-    rows = []
+    record = report.RunRecord(args.out / "layer.json",
+                              report.run_metadata(device, ["python", "-m", "coda.bench", "layer", *argv],
+                                                  rounds=args.rounds, iters=args.iters, warmup=args.warmup))
+    rows = record.rows
     for size in args.sizes:
-        rows.extend(bench_size(size, args, device, watch))
-    args.out.mkdir(parents=True, exist_ok=True)
-    metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "layer", *argv],
-                                   rounds=args.rounds, iters=args.iters, warmup=args.warmup)
-    report.write_json(args.out / "layer.json", metadata, rows)
+        for row in bench_size(size, args, device, watch):
+            record.add(row)
+    record.finish()
     chart_note = report.write_chart(args.out / "layer.png", rows, args.variants)
     print(f"wrote {args.out / 'layer.json'}; {chart_note}")
     print(report.format_table(rows, args.variants))

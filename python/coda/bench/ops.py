@@ -239,6 +239,13 @@ def start_run(args, prog: str) -> Run | None:
     return Run(device, seed, tokens, Stopwatch(device), heater)
 
 
+def run_metadata(run: Run, args, prog: str, argv: list[str], **method) -> dict:
+    """The JSON header of `python -m coda.bench ops|tune`: the command and how it timed."""
+    return report.run_metadata(run.device, ["python", "-m", "coda.bench", prog, *argv], rounds=args.rounds,
+                               iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
+                               seed=run.seed, tokens=run.tokens, **method)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -248,8 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every case compiles its own stock function (some share code objects): no silent fall back to
     # eager after the default 8 recompilations of one code object.
     torch._dynamo.config.cache_size_limit = 256
-    device, seed, tokens, watch, args.heater = run.device, run.seed, run.tokens, run.watch, run.heater
-    rows = []
+    device, tokens, watch, args.heater = run.device, run.tokens, run.watch, run.heater
+    record = report.RunRecord(args.out / "ops.json", run_metadata(run, args, "ops", argv, sampled_rows=SAMPLED_ROWS))
+    rows = record.rows
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
             if args.ops != "all" and case.name not in args.ops.split(","):
@@ -261,14 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 except torch.cuda.OutOfMemoryError as error:  # one shape too big must not end the run
                     torch.cuda.empty_cache()
                     row = not_run_row(case.name, model_name, m, describe_error(error))
-                rows.append(row)
+                record.add(row)
                 print(table([row]).splitlines()[-1], flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "ops", *argv], rounds=args.rounds,
-                                   iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
-                                   seed=seed, tokens=tokens,
-                                   sampled_rows=SAMPLED_ROWS)
-    report.write_json(args.out / "ops.json", metadata, rows)
+    record.finish()
     (args.out / "ops.md").write_text(table(rows) + "\n")
     print(table(rows))
     return 0 if all(r["check_passed"] and not r["errors"] for r in rows) else 1

@@ -64,6 +64,30 @@ def write_json(path: Path, run: dict, rows: list[dict]) -> None:
     path.write_text(json.dumps({**run, "rows": rows}, indent=1) + "\n")
 
 
+class RunRecord:
+    """A benchmark run's JSON file, rewritten whole after every row (through a temporary file and a
+    rename, so a reader never sees half of it): a run cut off by a time limit — a device call has
+    one — keeps every row it finished. `complete` is false until finish()."""
+
+    def __init__(self, path: Path, run: dict):
+        self.path, self.run, self.rows = path, {**run, "complete": False}, []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._write()
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        self._write()
+
+    def finish(self) -> None:
+        self.run["complete"] = True
+        self._write()
+
+    def _write(self) -> None:
+        partial = self.path.with_name(self.path.name + ".partial")
+        write_json(partial, self.run, self.rows)
+        partial.replace(self.path)
+
+
 def _times(row: dict) -> dict[str, float | None]:
     return {**row["baseline"], "coda": row["coda_ms"]}
 

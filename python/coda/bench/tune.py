@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, round_ratio, start_run
+from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, round_ratio, run_metadata, start_run
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -186,26 +186,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = start_run(args, "coda.bench tune")
     if run is None:
         return 2
-    device, seed, tokens, watch, args.heater = run.device, run.seed, run.tokens, run.watch, run.heater
-    rows, lines = [], []
+    device, tokens, watch, args.heater = run.device, run.tokens, run.watch, run.heater
+    record = report.RunRecord(args.out / "tune.json", run_metadata(run, args, "tune", argv, min_gain=args.min_gain))
+    rows, lines = record.rows, []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
             if (args.ops != "all" and case.name not in args.ops.split(",")) or not _has_key(case.name):
                 continue
             for m in tokens:
                 row = tune_case(case, model_name, m, args, watch, device)
-                rows.append(row)
+                record.add(row)
                 if row["written"]:
                     c = row["confirmed"]
                     lines.append(f"{row['table_row']}  // {model_name}: {c['pick_x_matmul']:.3f} x matmul, "
                                  f"was {c['today_x_matmul']:.3f} (head to head)")
                 print(table([row]).splitlines()[-1], flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    metadata = report.run_metadata(device, ["python", "-m", "coda.bench", "tune", *argv], rounds=args.rounds,
-                                   iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
-                                   seed=seed, tokens=tokens,
-                                   min_gain=args.min_gain)
-    report.write_json(args.out / "tune.json", metadata, rows)
+    record.finish()
     (args.out / "op_table.inc").write_text("".join(line + "\n" for line in lines))
     (args.out / "tune.md").write_text(table(rows) + "\n\n" + summary(rows, args.within) + "\n")
     print(table(rows))
