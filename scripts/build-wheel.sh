@@ -8,13 +8,19 @@
 # libstdc++ is linked statically (CODA_STATIC_LIBSTDCXX), as for the carried C++ binaries. A build
 # directory outside the checkout makes a rebuild incremental. Then carry .prebuilt and run e.g.
 #   CODA_WHEEL=$(ls .prebuilt/coda-*.whl) scripts/device-run.sh ops-py
+# CODA_BINARIES=1: the same build also makes coda_device_tests and coda-bench (the kernels compile
+# once for both) and copies them to .prebuilt, for CODA_PREBUILT=.prebuilt scripts/device-run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-python3.12}
+build=${CODA_WHEEL_BUILD_DIR:-${TMPDIR:-/tmp}/coda-wheel-build}
+binaries=${CODA_BINARIES:-0}
 [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
 mkdir -p .prebuilt
 rm -f .prebuilt/coda-*.whl
-"$python" -m pip wheel --no-deps --no-build-isolation -w .prebuilt \
-  -Cbuild-dir="${CODA_WHEEL_BUILD_DIR:-${TMPDIR:-/tmp}/coda-wheel-build}" \
-  -Ccmake.define.CODA_STATIC_LIBSTDCXX=ON .
-ls -la .prebuilt/coda-*.whl
+"$python" -m pip wheel --no-deps --no-build-isolation -w .prebuilt -Cbuild-dir="$build" \
+  -Ccmake.define.CODA_STATIC_LIBSTDCXX=ON \
+  -Ccmake.define.CODA_BUILD_TESTS=$([ "$binaries" = 1 ] && echo ON || echo OFF) \
+  -Ccmake.define.CODA_BUILD_BENCH=$([ "$binaries" = 1 ] && echo ON || echo OFF) .
+[ "$binaries" != 1 ] || cp "$build/tests/coda_device_tests" "$build/bench/coda-bench" .prebuilt/
+ls -la .prebuilt/
