@@ -9,7 +9,8 @@
 # directory outside the checkout makes a rebuild incremental. Then carry .prebuilt and run e.g.
 #   CODA_WHEEL=$(ls .prebuilt/coda-*.whl) scripts/device-run.sh ops-py
 # CODA_BINARIES=1: the same build also makes coda_device_tests and coda-bench (the kernels compile
-# once for both) and copies them to .prebuilt, for CODA_PREBUILT=.prebuilt scripts/device-run.sh.
+# once for both) and copies them to .prebuilt with their commit (.prebuilt/COMMIT), for
+# CODA_PREBUILT=.prebuilt scripts/device-run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-python3.12}
@@ -22,5 +23,9 @@ rm -f .prebuilt/coda-*.whl
   -Ccmake.define.CODA_STATIC_LIBSTDCXX=ON \
   -Ccmake.define.CODA_BUILD_TESTS=$([ "$binaries" = 1 ] && echo ON || echo OFF) \
   -Ccmake.define.CODA_BUILD_BENCH=$([ "$binaries" = 1 ] && echo ON || echo OFF) .
-[ "$binaries" != 1 ] || cp "$build/tests/coda_device_tests" "$build/bench/coda-bench" .prebuilt/
+if [ "$binaries" = 1 ]; then
+  cp "$build/tests/coda_device_tests" "$build/bench/coda-bench" .prebuilt/
+  # The binaries' commit (as the wheel's coda/_build_commit.py has it), for their JSON labels.
+  sed -n 's/^COMMIT = "\(.*\)"$/\1/p' "$build/python/coda/_build_commit.py" > .prebuilt/COMMIT
+fi
 ls -la .prebuilt/

@@ -29,14 +29,14 @@
 #                      (compile on a CPU machine, carry DIR; see README)
 #   CODA_WHEEL=FILE    the Python modes install this wheel instead of building the package
 #                      (scripts/build-wheel.sh here, carry .prebuilt; see README)
-#   CODA_COMMIT, CODA_DATE  label the JSON (default: git, today)
+#   CODA_COMMIT, CODA_DATE  label the JSON (default: git, today; the Python modes' default is
+#                      the commit the installed package was built from, coda.provenance)
 #   BENCH_ARGS         extra coda-bench arguments (e.g. "--models 8B --rounds 5")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
 out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
-export CODA_COMMIT=${CODA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 export CODA_DATE=${CODA_DATE:-$(date -u +%Y-%m-%d)}
 
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv \
@@ -95,6 +95,10 @@ case "$mode" in
     exit $? ;;
 esac
 
+# The C++ binaries' label: carried ones name their commit (build-wheel.sh writes COMMIT), else
+# this tree's. Not exported before the Python modes: a carried wheel knows its own commit.
+[ -z "${CODA_PREBUILT:-}" ] || [ -n "${CODA_COMMIT:-}" ] || CODA_COMMIT=$(cat "$CODA_PREBUILT/COMMIT" 2>/dev/null)
+export CODA_COMMIT=${CODA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 if [ -n "${CODA_PREBUILT:-}" ]; then
   bin=$CODA_PREBUILT
 else

@@ -5,9 +5,9 @@
 # change and once at its baseline), run as new, old, new on the same machine (docs/benchmarks.md
 # §5.1), then the device suite of the new build. Run on the GPU machine from the repository root:
 #   scripts/prebuilt-aba.sh NEW_DIR OLD_DIR gemm --passes fwd --tokens 3000,12000 --rounds 5
-# For a host-only change both builds share one build tree: build, copy .prebuilt/coda-bench and
-# coda_device_tests to NEW_DIR; `git stash` (or check out the old files), rebuild (seconds), copy
-# to OLD_DIR; restore. Carry both folders (about 25 MB each).
+# For a host-only change both builds share one build tree: build, copy .prebuilt/coda-bench,
+# coda_device_tests and COMMIT to NEW_DIR; `git stash` (or check out the old files), rebuild
+# (seconds), copy to OLD_DIR; restore. Carry both folders (about 25 MB each).
 # Output: $OUT/aba.tgz (a device call brings back few files) with <pass>.json and <pass>.log per
 # pass and device_tests.log; the last line of each pass's table is printed.
 set -uo pipefail
@@ -18,7 +18,8 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=cs
 status=0
 for pass in new1 old new2; do
   dir=$new; [ "$pass" = old ] && dir=$old
-  "$dir/coda-bench" "$@" --json "$out/$pass.json" > "$out/$pass.log" 2>&1 || status=1
+  CODA_COMMIT=$(cat "$dir/COMMIT" 2>/dev/null || echo "$dir") \
+    "$dir/coda-bench" "$@" --json "$out/$pass.json" > "$out/$pass.log" 2>&1 || status=1
   echo "$pass: $(grep -i "geomean" "$out/$pass.log" | tail -1)"
 done
 "$new/coda_device_tests" --gtest_brief=1 > "$out/device_tests.log" 2>&1 || status=1
