@@ -96,8 +96,14 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
     choice.swizzle /= 2;
   // The tuned raster was chosen for a walk in bands of `swizzle` tiles. One tile row (or column)
   // at a time, along N the CTAs in flight each need another tile of B; CUTLASS's heuristic walks
-  // the shorter mode, so that they share the larger operand's tiles.
-  if (tuned_swizzle > 1 && choice.swizzle == 1) choice.raster = RasterOrder::kHeuristic;
+  // the shorter mode, so that they share the larger operand's tiles. Measured on the fused ops
+  // (H100, M = 12000 and 5194, old and new forced in the same rounds): faster on all 12
+  // Cooperative rows it changed (geomean 0.95 of the tuned raster's time), slower on Pingpong
+  // ones (1.02 over 13; the 1B LM-head cross-entropy 1.11–1.21): a Pingpong row keeps its raster
+  // (bench/RESULTS.md, seventeenth session).
+  if (tuned_swizzle > 1 && choice.swizzle == 1 &&
+      choice.config != TileConfig::kPingpong128x128Cluster2x1)
+    choice.raster = RasterOrder::kHeuristic;
   return choice;
 }
 

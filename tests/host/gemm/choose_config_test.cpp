@@ -171,6 +171,12 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
   // A row tuned with swizzle 1 keeps its raster.
   const KernelChoice plain{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 1};
   EXPECT_EQ(fit_swizzle(plain, 11951, 57344).raster, RasterOrder::kAlongN);
+  // A Pingpong row keeps its raster too (the 1B LM head's cross-entropy: 94 rows of 128 pad to
+  // 96 under swizzle 2, so the swizzle falls to 1).
+  const KernelChoice pingpong{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2};
+  const KernelChoice pingpong_fitted = fit_swizzle(pingpong, 12000, 128256);
+  EXPECT_EQ(pingpong_fitted.swizzle, 1);
+  EXPECT_EQ(pingpong_fitted.raster, RasterOrder::kAlongN);
 }
 
 // The share of the SM waves a choice's tiles fill, and stream-K where the last wave would run
