@@ -46,8 +46,9 @@ long scheduled_tiles(const KernelChoice& choice, int m, int n);
 // swizzle halved until its padding tiles are at most 2 % over swizzle 1's at M × N. A swizzle of 8
 // tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
 // (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
-// A swizzle fitted down to 1 also walks along the shorter mode (RasterOrder::kHeuristic): the
-// tuned raster was chosen for a swizzled walk.
+// A Cooperative choice whose swizzle is fitted down to 1 also walks along the shorter mode
+// (RasterOrder::kHeuristic): the tuned raster was chosen for a swizzled walk. A Pingpong choice
+// keeps its raster (measured: bench/RESULTS.md, seventeenth session).
 KernelChoice fit_swizzle(KernelChoice choice, int m, int n);
 
 // The share of the SM waves that `choice`'s tiles at M × N fill (132 SMs; a 128 × 128 tile counts
