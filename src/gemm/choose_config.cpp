@@ -167,12 +167,16 @@ bool has_instance(OperandLayout layout, DType d_dtype, TileConfig config) {
   return find_instance(layout, d_dtype, config) != nullptr;
 }
 
-KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {
-  return choose_kernel_for(current_tuned_gpu(), layout, d_dtype, m, n, k);
-}
+namespace {
 
-KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
-                               int k) {
+// The table's (or the rule's) choice for (layout, D dtype, M, N, K) before fill_last_wave, and
+// whether it is a row of this very shape run as tuned.
+struct TableChoice {
+  KernelChoice choice;
+  bool as_tuned;
+};
+
+TableChoice table_choice(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n, int k) {
   KernelChoice choice = rule(m, n, k);
   double best = std::numeric_limits<double>::infinity();
   if (const TunedKernel* e = tuned_table(gpu))
@@ -188,9 +192,32 @@ KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype
                                                : TileConfig::kCoop128x256Cluster2x1;
   // A row of this very shape, run as tuned, keeps its swizzle; any other choice (another shape's
   // row, the rule, a fallback config with another tile grid) gets one that fits its grid.
-  if (best != 0.0 || !(choice == timed))
-    choice = fill_last_wave(fit_swizzle(choice, m, n), m, n);
-  return choice;
+  const bool as_tuned = best == 0.0 && choice == timed;
+  return {as_tuned ? choice : fit_swizzle(choice, m, n), as_tuned};
+}
+
+}  // namespace
+
+KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {
+  return choose_kernel_for(current_tuned_gpu(), layout, d_dtype, m, n, k);
+}
+
+KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
+                               int k) {
+  const TableChoice t = table_choice(gpu, layout, d_dtype, m, n, k);
+  return t.as_tuned ? t.choice : fill_last_wave(t.choice, m, n);
+}
+
+KernelChoice choose_data_parallel_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {
+  return choose_data_parallel_kernel_for(current_tuned_gpu(), layout, d_dtype, m, n, k);
+}
+
+KernelChoice choose_data_parallel_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype,
+                                             int m, int n, int k) {
+  KernelChoice c = table_choice(gpu, layout, d_dtype, m, n, k).choice;
+  if (is_stream_k(c.config)) c.config = TileConfig::kCoop128x256Cluster2x1;
+  c.decomposition = Decomposition::kHeuristic;
+  return c;
 }
 
 }  // namespace coda::gemm

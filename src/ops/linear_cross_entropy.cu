@@ -431,7 +431,8 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
     gemm::GemmOptions o;
     gemm::KernelChoice c =
         options.choice ? *options.choice
-                       : gemm::choose_kernel(layout, DType::kBF16, int(gm), int(gn), int(gk));
+                       : gemm::choose_data_parallel_kernel(layout, DType::kBF16, int(gm), int(gn),
+                                                           int(gk));
     if (gemm::is_stream_k(c.config))
       c = {gemm::TileConfig::kCoop128x256Cluster2x1, c.raster, c.swizzle};
     o.choice = c;

@@ -91,11 +91,10 @@ TensorView dgrad_b(const TensorView& W) {
 }
 
 gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k) {
-  gemm::KernelChoice c =
-      gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+  gemm::KernelChoice c = gemm::choose_data_parallel_kernel(gemm::OperandLayout::kAkBn,
+                                                           DType::kBF16, int(m), int(n), int(k));
   if (c.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
     c.config = gemm::TileConfig::kCoop128x256Cluster2x1;
-  c.decomposition = gemm::Decomposition::kHeuristic;
   return c;
 }
 

@@ -49,9 +49,10 @@ TensorView dgrad_b(const TensorView& W);
 // 0.92 of the best on 31 and 15 of them; the plain GEMM's choice made Cooperative, the rule before
 // it, on 22 and 10 (as low as 0.63 of the best).
 gemm::KernelChoice forward_program_rule(std::int64_t k);
-// The plain dgrad GEMM's kernel at M × N × K mapped onto the programs' configs (Pingpong stays
-// Pingpong, the rest Cooperative 128×256 2×1, heuristic decomposition): the program_choice
-// fallback of an op in a dgrad GEMM.
+// The plain dgrad GEMM's data-parallel kernel at M × N × K (its raster and swizzle, not the
+// stream-K that fills a plain GEMM's last wave) mapped onto the programs' configs (Pingpong stays
+// Pingpong, the rest Cooperative 128×256 2×1): the program_choice fallback of an op in a dgrad
+// GEMM.
 gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,

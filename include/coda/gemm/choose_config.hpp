@@ -19,6 +19,14 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k);
 
+// The same choice before its last wave is filled with stream-K, and with a stream-K table row
+// run data parallel on the same tile (kCoop128x256Cluster2x1), keeping its raster and swizzle:
+// for the GEMMs whose epilogue cannot run on a K-split tile (the fused dgrad programs, the
+// cross-entropy chunk GEMMs that share one workspace).
+KernelChoice choose_data_parallel_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k);
+KernelChoice choose_data_parallel_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype,
+                                             int m, int n, int k);
+
 // One row of a GPU's tuned table (src/gemm/kernel_table_<gpu>.inc, written by `coda-bench tune`).
 struct TunedKernel {
   OperandLayout layout;

@@ -206,6 +206,40 @@ TEST(FillLastWave, StreamKWhereTheLastWaveIsMostlyEmpty) {
         << to_string(gpu);
 }
 
+// The data-parallel choice for the fused dgrad programs and the cross-entropy chunk GEMMs: the
+// same tile, raster and swizzle choose_kernel picks before stream-K fills the last wave; never
+// stream-K.
+TEST(ChooseKernel, DataParallelChoiceIsTheChoiceBeforeTheLastWaveFill) {
+  for (const auto& [gpu, table] : kGpus)
+    for (const Linear& l : kLinears)
+      for (int tokens : {1000, 3000, 5194, 12000, 16384}) {
+        const KernelChoice full =
+            choose_kernel_for(gpu, OperandLayout::kAkBn, DType::kBF16, tokens, l.in, l.out);
+        const KernelChoice dp =
+            choose_data_parallel_kernel_for(gpu, OperandLayout::kAkBn, DType::kBF16, tokens, l.in,
+                                            l.out);
+        const std::string where = to_string(gpu) + " " + std::to_string(tokens) + "x" +
+                                  std::to_string(l.in) + "x" + std::to_string(l.out);
+        EXPECT_FALSE(is_stream_k(dp.config)) << where;
+        EXPECT_EQ(dp.decomposition, Decomposition::kHeuristic) << where;
+        if (!is_stream_k(full.config)) {
+          EXPECT_EQ(dp.config, full.config) << where;
+          EXPECT_EQ(dp.raster, full.raster) << where;
+          EXPECT_EQ(dp.swizzle, full.swizzle) << where;
+        }
+      }
+  // 1B o_proj dgrad at M = 3000 fills 0.73 of two waves: the plain GEMM runs stream-K, the
+  // data-parallel choice keeps the Cooperative tile with its fitted scheduler settings.
+  const KernelChoice dp =
+      choose_data_parallel_kernel_for(TunedGpu::kUntuned, OperandLayout::kAkBn, DType::kBF16,
+                                      3000, 2048, 2048);
+  EXPECT_TRUE(is_stream_k(
+      choose_kernel_for(TunedGpu::kUntuned, OperandLayout::kAkBn, DType::kBF16, 3000, 2048, 2048)
+          .config));
+  EXPECT_EQ(dp, fit_swizzle(dp, 3000, 2048));
+  EXPECT_FALSE(is_stream_k(dp.config));
+}
+
 // Every choice at a token count no table row was timed at pads at most 2 % over swizzle 1, while
 // a table row's own shape gets the row as tuned (EveryTableEntryRoundTrips).
 TEST(FitSwizzle, ChoicesAtUntunedTokenCountsFitTheirGrid) {
