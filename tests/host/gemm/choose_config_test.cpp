@@ -218,7 +218,7 @@ TEST(ChooseKernel, DataParallelChoiceIsTheChoiceBeforeTheLastWaveFill) {
         const KernelChoice dp =
             choose_data_parallel_kernel_for(gpu, OperandLayout::kAkBn, DType::kBF16, tokens, l.in,
                                             l.out);
-        const std::string where = to_string(gpu) + " " + std::to_string(tokens) + "x" +
+        const std::string where = std::string(to_string(gpu)) + " " + std::to_string(tokens) + "x" +
                                   std::to_string(l.in) + "x" + std::to_string(l.out);
         EXPECT_FALSE(is_stream_k(dp.config)) << where;
         EXPECT_EQ(dp.decomposition, Decomposition::kHeuristic) << where;
