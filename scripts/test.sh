@@ -31,5 +31,6 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)}
 python3 -m pip install --no-build-isolation --no-deps -v -Cbuild-dir="$build" \
   -Ccmake.define.CODA_BUILD_TESTS=ON -Ccmake.define.CODA_BUILD_BENCH=ON .
 ctest --test-dir "$build" --output-on-failure
-# From outside the checkout, so that `coda` is the installed package (with coda._C).
-(cd "$build" && python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests/python")
+# From outside the checkout, so that `coda` is the installed package (with coda._C), which this
+# script has just built from the checkout (a test compares its baked commit with HEAD).
+(cd "$build" && CODA_TEST_BUILT_FROM_CHECKOUT=1 python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests/python")
