@@ -69,10 +69,6 @@ TileGrid grid_of(TileConfig config) {
 
 long round_up(long x, long multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// A swizzle may cost at most this share of padding tiles over swizzle 1's: a few % of L2 reuse
-// is what the tuned swizzles bought (bench/RESULTS.md, fifteenth session).
-constexpr double kMaxSwizzlePadding = 0.02;
-
 }  // namespace
 
 long scheduled_tiles(const KernelChoice& choice, int m, int n) {
@@ -87,12 +83,14 @@ long scheduled_tiles(const KernelChoice& choice, int m, int n) {
   return round_up(blocks_m, swizzle * g.cluster_m) * round_up(blocks_n, swizzle * g.cluster_n);
 }
 
-KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
+// The default bound (SwizzleFit::max_padding, 2 %): a few % of L2 reuse is what the tuned swizzles
+// bought (bench/RESULTS.md, fifteenth session).
+KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fit) {
   KernelChoice one = choice;
   one.swizzle = 1;
   const double floor = double(scheduled_tiles(one, m, n));
   const int tuned_swizzle = choice.swizzle;
-  while (choice.swizzle > 1 && scheduled_tiles(choice, m, n) > (1 + kMaxSwizzlePadding) * floor)
+  while (choice.swizzle > 1 && scheduled_tiles(choice, m, n) > (1 + fit.max_padding) * floor)
     choice.swizzle /= 2;
   // The tuned raster was chosen for a walk in bands of `swizzle` tiles. One tile row (or column)
   // at a time, along N the CTAs in flight each need another tile of B; CUTLASS's heuristic walks
@@ -102,7 +100,7 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n) {
   // ones (1.02 over 13; the 1B LM-head cross-entropy 1.11–1.21): a Pingpong row keeps its raster
   // (bench/RESULTS.md, seventeenth session).
   if (tuned_swizzle > 1 && choice.swizzle == 1 &&
-      choice.config != TileConfig::kPingpong128x128Cluster2x1)
+      (choice.config != TileConfig::kPingpong128x128Cluster2x1 || fit.pingpong_heuristic_raster))
     choice.raster = RasterOrder::kHeuristic;
   return choice;
 }

@@ -241,7 +241,22 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   if (nearest != nullptr && best == 0.0) return nearest->choice;
   const gemm::KernelChoice chosen =
       nearest != nullptr ? nearest->choice : fallback != nullptr ? *fallback : forward_program_rule(k);
-  return gemm::fit_swizzle(chosen, int(m), int(n));
+  return gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op));
+}
+
+gemm::SwizzleFit swizzle_fit_of(OpKey op) {
+  gemm::SwizzleFit fit;
+  // The SwiGLU backward keeps its tuned swizzle at up to 3 % padding and walks the shorter mode
+  // once the swizzle falls to 1, Pingpong too: on the H100, in two runs of the op tuner (forced
+  // candidates, same rounds), the tuned swizzle at M = 12000 (2.1 % padding) ran 0.85–0.92 of the
+  // swizzle-1 time on all three models, and at M = 5194 (4.8 %, so swizzle 1) the heuristic
+  // raster 0.87–0.92 of the tuned one on the 1B and 8B Pingpong rows (bench/RESULTS.md,
+  // eighteenth session). The other ops prefer the defaults (seventeenth session).
+  if (op == OpKey::kLinearSwigluBwd) {
+    fit.max_padding = 0.03;
+    fit.pingpong_heuristic_raster = true;
+  }
+  return fit;
 }
 
 gemm::KernelChoice forward_program_rule(std::int64_t k) {

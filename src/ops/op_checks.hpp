@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "coda/epilogue/program_launchers.hpp"
+#include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/config.hpp"
 #include "coda/ops/linear_rope.hpp"
 #include "coda/ops/norm_stats.hpp"
@@ -40,6 +41,9 @@ LinearShape require_dgrad_linear(const ArgCheck& check, const TensorView& dY, co
                                  const TensorView& W, const char* w_name);
 // That dgrad GEMM's B: the weight W [D, N] read as an N × D N-major matrix.
 TensorView dgrad_b(const TensorView& W);
+// How program_choice fits a choice made for another shape to this one (gemm::fit_swizzle):
+// the defaults, or the op's own where it was measured to differ.
+gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // A forward fused op's kernel where no tuned shape is near (docs/design.md §10.1). The epilogue's
 // share of a tile's time falls as K grows: below K = 8192, Pingpong 128×128, whose two warpgroups
 // hide one's epilogue under the other's mainloop, along N with no swizzle (along M, or with a larger

@@ -50,14 +50,26 @@ double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int t
 // tiles run their mainloop on zero-filled operands.
 long scheduled_tiles(const KernelChoice& choice, int m, int n);
 
+// How fit_swizzle treats a choice made for another shape. The defaults are the plain GEMM's and
+// most fused ops'; an op whose measurements say otherwise passes its own (ops::detail).
+struct SwizzleFit {
+  // The padding tiles a swizzle may add over swizzle 1's, as a share of swizzle 1's tiles.
+  double max_padding = 0.02;
+  // Whether a Pingpong choice whose swizzle falls to 1 also takes the heuristic raster (a
+  // Cooperative one always does).
+  bool pingpong_heuristic_raster = false;
+};
+
 // `choice`, made for another shape (a table row at the nearest token count, or a rule), with its
-// swizzle halved until its padding tiles are at most 2 % over swizzle 1's at M × N. A swizzle of 8
+// swizzle halved until its padding tiles are at most `fit.max_padding` (2 %) over swizzle 1's at
+// M × N. A swizzle of 8
 // tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
 // (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
 // A Cooperative choice whose swizzle is fitted down to 1 also walks along the shorter mode
 // (RasterOrder::kHeuristic): the tuned raster was chosen for a swizzled walk. A Pingpong choice
-// keeps its raster (measured: bench/RESULTS.md, seventeenth session).
-KernelChoice fit_swizzle(KernelChoice choice, int m, int n);
+// keeps its raster unless `fit` says otherwise (measured: bench/RESULTS.md, seventeenth and
+// eighteenth sessions).
+KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fit = {});
 
 // The share of the SM waves that `choice`'s tiles at M × N fill (132 SMs; a 128 × 128 tile counts
 // as half a 128 × 256 one): 1 when the last wave is full, 0.5 for one and a half waves.

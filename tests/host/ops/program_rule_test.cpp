@@ -41,5 +41,28 @@ TEST(ForwardProgramRule, SwitchesFromPingpongToCooperativeOnceAsKGrows) {
       << "short K: the epilogue's share is large, Pingpong hides it";
 }
 
+// The SwiGLU backward's own swizzle fit (swizzle_fit_of): a tuned swizzle survives the 2.1 %
+// padding of M = 12000 (94 tile rows of 128 rounded to 96) but not the 4.8 % of M = 5194 (42 to
+// 44), and a Pingpong choice then walks the shorter mode; every other op keeps the defaults.
+TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
+  const gemm::KernelChoice tuned{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                 gemm::RasterOrder::kAlongN, 8, gemm::Decomposition::kHeuristic};
+  const gemm::SwizzleFit swiglu_bwd = swizzle_fit_of(OpKey::kLinearSwigluBwd);
+  const gemm::KernelChoice at_12000 = gemm::fit_swizzle(tuned, 12000, 8192, swiglu_bwd);
+  EXPECT_GT(at_12000.swizzle, 1);
+  EXPECT_EQ(at_12000.raster, gemm::RasterOrder::kAlongN);
+  const gemm::KernelChoice at_5194 = gemm::fit_swizzle(tuned, 5194, 8192, swiglu_bwd);
+  EXPECT_EQ(at_5194.swizzle, 1);
+  EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kHeuristic);
+  // The defaults: swizzle 1 at M = 12000, and a Pingpong choice keeps its raster.
+  for (int i = 0; i < int(OpKey::kCount); ++i) {
+    const OpKey op = OpKey(i);
+    if (op == OpKey::kLinearSwigluBwd) continue;
+    const gemm::KernelChoice c = gemm::fit_swizzle(tuned, 12000, 8192, swizzle_fit_of(op));
+    EXPECT_EQ(c.swizzle, 1) << name(op);
+    EXPECT_EQ(c.raster, gemm::RasterOrder::kAlongN) << name(op);
+  }
+}
+
 }  // namespace
 }  // namespace coda::ops::detail
