@@ -20,29 +20,33 @@ CANDIDATE = re.compile(r"\s+candidate (\w+)\s+along (M|N) swizzle (\d+)\s+[\d.]+
 ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+),.*// (\w+):")
 
 
-def forward_program_rule(k):
-    return ("coop", "N", 4) if k >= 8192 else ("pingpong", "N", 1)
+def forward_program_rule(m, n, k):
+    coop = k >= 8192
+    rows, cols = ((m + 127) // 128 + 1) // 2 * 2, -(-n // (256 if coop else 128))
+    along_m = rows < cols and m * k * 2 <= 16 << 20
+    raster = "M" if along_m else "N"
+    return ("coop", raster, 4) if coop else ("pingpong", raster, 2 if along_m else 1)
 
 
-def untuned_choice(op, k):
+def untuned_choice(op, m, n, k):
     """What an op runs at a shape no table row is near."""
-    _, raster, swizzle = forward_program_rule(k)
-    return ("pingpong", raster, swizzle) if op.endswith("QknormRopeSavePre") else forward_program_rule(k)
+    _, raster, swizzle = forward_program_rule(m, n, k)
+    return ("pingpong", raster, swizzle) if op.endswith("QknormRopeSavePre") else forward_program_rule(m, n, k)
 
 
 def shapes(log):
-    """(op, model, k, {candidate: ratio}) per tuned shape: a row line closes its candidates."""
+    """(op, model, (m, n, k), {candidate: ratio}) per tuned shape: a row line closes its candidates."""
     candidates = {}
     for line in open(log):
         if m := CANDIDATE.match(line):
             candidates[(m[1], m[2], int(m[3]))] = float(m[4])
         elif m := ROW.match(line):
-            yield m[1], m[5], int(m[4]), candidates
+            yield m[1], m[5], (int(m[2]), int(m[3]), int(m[4])), candidates
             candidates = {}
 
 
 def coverage(rows, pick):
-    fractions = [min(c.values()) / c[pick(op, k)] for op, _, k, c in rows]
+    fractions = [min(c.values()) / c[pick(op, *mnk)] for op, _, mnk, c in rows]
     return sum(f >= 0.92 for f in fractions), fractions
 
 
@@ -54,12 +58,12 @@ def main():
         within, fractions = coverage(rows, untuned_choice)
         print(f"{log}: the rule is within 0.92 of the best on {within}/{len(rows)} shapes "
               f"(best/rule median {statistics.median(fractions):.3f}, min {min(fractions):.3f})")
-        for (op, model, k, c), f in zip(rows, fractions):
+        for (op, model, _, c), f in zip(rows, fractions):
             if f < 0.92:
                 print(f"  miss {op} {model}: {f:.3f} (best {min(c, key=c.get)})")
         for cand in sorted(rows[0][3]):
-            n, fr = coverage(rows, lambda _op, _k, cand=cand: cand)
-            print(f"  fixed {cand}: {n}/{len(rows)}, min {min(fr):.3f}")
+            hits, fr = coverage(rows, lambda _op, _m, _n, _k, cand=cand: cand)
+            print(f"  fixed {cand}: {hits}/{len(rows)}, min {min(fr):.3f}")
 
 
 if __name__ == "__main__":

@@ -51,8 +51,10 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // Cooperative 128×256 tile, half the operand bytes per FLOP, along N with swizzle 4. Against every
 // candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) it is within
 // 0.92 of the best on 31 and 15 of them; the plain GEMM's choice made Cooperative, the rule before
-// it, on 22 and 10 (as low as 0.63 of the best).
-gemm::KernelChoice forward_program_rule(std::int64_t k);
+// it, on 22 and 10 (as low as 0.63 of the best). Where the tile grid has fewer rows than columns
+// and A (M × K) stays in L2, it walks along M instead, the shorter mode, Pingpong with swizzle 2
+// (bench/RESULTS.md, eighteenth session: M = 1024 on the H100).
+gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
 // The plain dgrad GEMM's data-parallel kernel at M × N × K (its raster and swizzle, not the
 // stream-K that fills a plain GEMM's last wave) mapped onto the programs' configs (Pingpong stays
 // Pingpong, the rest Cooperative 128×256 2×1): the program_choice fallback of an op in a dgrad
@@ -86,7 +88,7 @@ TensorView stats_read(const RowNormStats& stats);
 
 // The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
 // compiled for), else the current GPU's tuned table (op_table_<gpu>.inc, nearest tuned shape),
-// else `fallback` when given, else forward_program_rule(k); any of these but a table row of this
+// else `fallback` when given, else forward_program_rule(m, n, k); any of these but a table row of this
 // very shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle).
 // The same TunedCall then goes to launch_tuned, so the choice and the launch name one key and shape.
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,

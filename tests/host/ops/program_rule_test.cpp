@@ -19,7 +19,7 @@ TEST(ForwardProgramRule, PicksACompiledCandidateAtEveryK) {
   const auto& candidates = program_candidates();
   for (std::int64_t k : {1, 8, 64, 2048, 4096, 8191, 8192, 16384, 57344, 1 << 20}) {
     SCOPED_TRACE(k);
-    const gemm::KernelChoice c = forward_program_rule(k);
+    const gemm::KernelChoice c = forward_program_rule(16384, 4096, k);
     EXPECT_TRUE(epilogue::has_program_instance(c.config));
     EXPECT_EQ(c.decomposition, gemm::Decomposition::kHeuristic);
     EXPECT_NE(std::find(candidates.begin(), candidates.end(), c), candidates.end())
@@ -31,14 +31,51 @@ TEST(ForwardProgramRule, SwitchesFromPingpongToCooperativeOnceAsKGrows) {
   bool cooperative = false;
   int switches = 0;
   for (std::int64_t k = 64; k <= (1 << 17); k += 64) {
-    const bool coop = forward_program_rule(k).config == gemm::TileConfig::kCoop128x256Cluster2x1;
+    const bool coop =
+        forward_program_rule(16384, 4096, k).config == gemm::TileConfig::kCoop128x256Cluster2x1;
     switches += coop != cooperative;
     cooperative = coop;
   }
   EXPECT_EQ(switches, 1);
   EXPECT_TRUE(cooperative) << "long K: the mainloop dominates, Cooperative's smaller traffic wins";
-  EXPECT_EQ(forward_program_rule(64).config, gemm::TileConfig::kPingpong128x128Cluster2x1)
+  EXPECT_EQ(forward_program_rule(16384, 4096, 64).config,
+            gemm::TileConfig::kPingpong128x128Cluster2x1)
       << "short K: the epilogue's share is large, Pingpong hides it";
+}
+
+// Over fewer tile rows than columns, with A small enough to stay in L2, the rule walks along M
+// (the shorter mode), Pingpong with swizzle 2; otherwise along N with the swizzle measured at
+// M = 16384.
+TEST(ForwardProgramRule, WalksTheShorterMode) {
+  // M = 1024: 8 rows of 128; the 1B QKV's N = 3072 is 24 columns of 128 (Pingpong).
+  const gemm::KernelChoice few_tokens = forward_program_rule(1024, 3072, 2048);
+  EXPECT_EQ(few_tokens.config, gemm::TileConfig::kPingpong128x128Cluster2x1);
+  EXPECT_EQ(few_tokens.raster, gemm::RasterOrder::kAlongM);
+  EXPECT_EQ(few_tokens.swizzle, 2);
+  // M = 16384: 128 rows against 24 columns.
+  const gemm::KernelChoice many_tokens = forward_program_rule(16384, 3072, 2048);
+  EXPECT_EQ(many_tokens.raster, gemm::RasterOrder::kAlongN);
+  EXPECT_EQ(many_tokens.swizzle, 1);
+  // Equal rows and columns (16384 × 16384 in 128 × 128 tiles) stay along N.
+  EXPECT_EQ(forward_program_rule(16384, 16384, 2048).raster, gemm::RasterOrder::kAlongN);
+  // Cooperative (K >= 8192): 128 × 256 tiles, the swizzle stays 4. M = 1024 against the 70B
+  // QKV's 10240 columns (40 of 256): along M; M = 32768 (256 rows): along N.
+  const gemm::KernelChoice coop = forward_program_rule(1024, 10240, 8192);
+  EXPECT_EQ(coop.config, gemm::TileConfig::kCoop128x256Cluster2x1);
+  EXPECT_EQ(coop.raster, gemm::RasterOrder::kAlongM);
+  EXPECT_EQ(coop.swizzle, 4);
+  EXPECT_EQ(forward_program_rule(32768, 10240, 8192).raster, gemm::RasterOrder::kAlongN);
+  // Fewer rows than columns but an A past a third of L2 (M = 16384, K = 4096: 128 MB): along N,
+  // as the wide-N ops measured best at M = 16384 (the 8B gate/up: 128 rows, 224 columns).
+  const gemm::KernelChoice wide = forward_program_rule(16384, 28672, 4096);
+  EXPECT_EQ(wide.raster, gemm::RasterOrder::kAlongN);
+  EXPECT_EQ(wide.swizzle, 1);
+  // A at 16 MiB still walks along M (M = 2048, K = 4096), one row more of tokens does not.
+  EXPECT_EQ(forward_program_rule(2048, 28672, 4096).raster, gemm::RasterOrder::kAlongM);
+  EXPECT_EQ(forward_program_rule(2049, 28672, 4096).raster, gemm::RasterOrder::kAlongN);
+  // A ragged M rounds up to the 2 × 1 cluster: 3 tile rows schedule as 4, against 4 columns.
+  EXPECT_EQ(forward_program_rule(300, 512, 64).raster, gemm::RasterOrder::kAlongN);
+  EXPECT_EQ(forward_program_rule(300, 640, 64).raster, gemm::RasterOrder::kAlongM);
 }
 
 // The SwiGLU backward's own swizzle fit (swizzle_fit_of): a tuned swizzle survives the 2.1 %

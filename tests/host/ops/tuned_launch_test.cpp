@@ -112,7 +112,7 @@ TEST(ProgramChoice, TheRulesSwizzleFitsTheGrid) {
   // K >= 8192: Cooperative 128 × 256, along N, swizzle 4. N = 5 columns of 256: swizzle 4 would
   // schedule 8 columns, swizzle 2 six, swizzle 1 five.
   const TunedCall call{OpKey::kLinearSwiglu, 8192, 5 * 256, 8192};
-  EXPECT_EQ(forward_program_rule(call.k).swizzle, 4);
+  EXPECT_EQ(forward_program_rule(call.m, call.n, call.k).swizzle, 4);
   EXPECT_EQ(program_choice(check, call, OpOptions{}).swizzle, 1);
   EXPECT_EQ(program_choice(check, {OpKey::kLinearSwiglu, 8192, 64 * 256, 8192}, OpOptions{}).swizzle, 4);
   const KernelChoice forced{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongN, 8};
