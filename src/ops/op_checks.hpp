@@ -52,8 +52,10 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) it is within
 // 0.92 of the best on 31 and 15 of them; the plain GEMM's choice made Cooperative, the rule before
 // it, on 22 and 10 (as low as 0.63 of the best). Where the tile grid has fewer rows than columns
-// and A (M × K) stays in L2, it walks along M instead, the shorter mode, Pingpong with swizzle 2
-// (bench/RESULTS.md, eighteenth session: M = 1024 on the H100).
+// and A (M × K) stays in L2, it walks along M instead, the shorter mode, Pingpong with swizzle 2:
+// on the H100 at M = 1024–2048, 0.949 of the along-N time over 30 Pingpong rows of two tuner
+// runs, 14 faster and 5 slower, in kernels of 20–60 µs that read noisily (bench/RESULTS.md,
+// eighteenth session).
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
 // The plain dgrad GEMM's data-parallel kernel at M × N × K (its raster and swizzle, not the
 // stream-K that fills a plain GEMM's last wave) mapped onto the programs' configs (Pingpong stays
