@@ -98,7 +98,8 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
   // (H100, M = 12000 and 5194, old and new forced in the same rounds): faster on all 12
   // Cooperative rows it changed (geomean 0.95 of the tuned raster's time), slower on Pingpong
   // ones (1.02 over 13; the 1B LM-head cross-entropy 1.11–1.21): a Pingpong row keeps its raster
-  // (bench/RESULTS.md, seventeenth session).
+  // (bench/RESULTS.md, seventeenth session) unless its op asks otherwise (the SwiGLU backward:
+  // ops::detail::swizzle_fit_of, eighteenth session).
   if (tuned_swizzle > 1 && choice.swizzle == 1 &&
       (choice.config != TileConfig::kPingpong128x128Cluster2x1 || fit.pingpong_heuristic_raster))
     choice.raster = RasterOrder::kHeuristic;
