@@ -266,7 +266,8 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
   // fewer rows than columns, each B tile is fetched once per row, no CTA in flight sharing it;
   // along M the CTAs in flight share B tiles and re-read A, which pays while A stays in L2 (a
   // third of the 50 MB of both tuned parts). A larger A, re-read from DRAM along M, starves the
-  // mainloop: at M = 16384 the wide-N ops ran 0.67–0.76 of the best along M (tune-ops logs).
+  // mainloop: at M = 16384 the wide-N ops ran 1.3–1.5 × the best candidate's time along M
+  // (scripts/rule_coverage.py on the tune-ops logs).
   constexpr std::int64_t kL2ResidentBytes = 16 << 20;
   const std::int64_t tile_n = cooperative ? 256 : 128;
   const std::int64_t rows = ((m + 127) / 128 + 1) / 2 * 2, cols = (n + tile_n - 1) / tile_n;

@@ -62,9 +62,9 @@ struct SwizzleFit {
 
 // `choice`, made for another shape (a table row at the nearest token count, or a rule), with its
 // swizzle halved until its padding tiles are at most `fit.max_padding` (2 %) over swizzle 1's at
-// M × N. A swizzle of 8
-// tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more mainloop for nothing
-// (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md fifteenth session).
+// M × N. A swizzle of 8 tuned at M = 16384 pads 36 tile rows of 256 to 40 at M = 9216: 11 % more
+// mainloop for nothing (the 70B LM head ran 1.35 × PyTorch's matmul there, bench/RESULTS.md
+// fifteenth session).
 // A Cooperative choice whose swizzle is fitted down to 1 also walks along the shorter mode
 // (RasterOrder::kHeuristic): the tuned raster was chosen for a swizzled walk. A Pingpong choice
 // keeps its raster unless `fit` says otherwise (measured: bench/RESULTS.md, seventeenth and
