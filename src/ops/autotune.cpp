@@ -275,6 +275,7 @@ const std::vector<gemm::KernelChoice>& program_candidates() {
 
 namespace {
 thread_local std::optional<gemm::KernelChoice> t_forced[std::size_t(OpKey::kCount)];
+thread_local std::optional<gemm::KernelChoice> t_last[std::size_t(OpKey::kCount)];
 }  // namespace
 
 void force_op_choice(OpKey op, std::optional<gemm::KernelChoice> choice) {
@@ -284,6 +285,10 @@ void force_op_choice(OpKey op, std::optional<gemm::KernelChoice> choice) {
 
 std::optional<gemm::KernelChoice> forced_op_choice(OpKey op) {
   return op < OpKey::kCount ? t_forced[std::size_t(op)] : std::nullopt;
+}
+
+std::optional<gemm::KernelChoice> last_op_choice(OpKey op) {
+  return op < OpKey::kCount ? t_last[std::size_t(op)] : std::nullopt;
 }
 
 std::int64_t autotune_m_bucket(std::int64_t m) {
@@ -310,10 +315,12 @@ void autotune_forget() {
 
 namespace detail {
 
-gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
-                                const gemm::KernelChoice& rule, cudaStream_t stream,
-                                const OpLaunch& launch) {
-  const DeviceChecksDone checked;  // the op ran require_memory: validate once
+namespace {
+
+// launch_tuned without the record of what ran.
+gemm::KernelChoice run_tuned(const TunedCall& call, const OpOptions& options,
+                             const gemm::KernelChoice& rule, cudaStream_t stream,
+                             const OpLaunch& launch) {
   if (options.choice || forced_op_choice(call.op) || !autotune_enabled()) {
     launch(rule);
     return rule;
@@ -364,6 +371,17 @@ gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
   }
   launch(*choice);
   return *choice;
+}
+
+}  // namespace
+
+gemm::KernelChoice launch_tuned(const TunedCall& call, const OpOptions& options,
+                                const gemm::KernelChoice& rule, cudaStream_t stream,
+                                const OpLaunch& launch) {
+  const DeviceChecksDone checked;  // the op ran require_memory: validate once
+  const gemm::KernelChoice ran = run_tuned(call, options, rule, stream, launch);
+  if (call.op < OpKey::kCount) t_last[std::size_t(call.op)] = ran;
+  return ran;
 }
 
 }  // namespace detail

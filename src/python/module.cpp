@@ -5,6 +5,7 @@
 // the C++ API's own: coda::Error becomes ValueError with its message. The torch-facing layer
 // (custom ops, fake kernels, autograd) is python/coda/ops.py.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -134,6 +135,15 @@ NB_MODULE(_C, m) {
     force_op_choice(op_key_named(op), candidate < 0 ? std::nullopt
                                                     : std::optional(candidate_at(candidate)));
   }, nb::arg("op"), nb::arg("candidate"));
+  // The kernel an op last ran on this thread, as (config, raster, swizzle); None before its first
+  // launch. The tuner names "today's" kernel with it.
+  m.def("last_op_choice", [](const std::string& op)
+            -> std::optional<std::tuple<std::string, std::string, int>> {
+    const std::optional<coda::gemm::KernelChoice> c = last_op_choice(op_key_named(op));
+    if (!c) return std::nullopt;
+    return std::make_tuple(coda::gemm::to_string(c->config), coda::gemm::to_string(c->raster),
+                           c->swizzle);
+  }, nb::arg("op"));
   m.def("op_table_row", [](const std::string& op, std::int64_t mm, std::int64_t n, std::int64_t k,
                            int candidate) {
     return op_table_row(op_key_named(op), mm, n, k, candidate_at(candidate));

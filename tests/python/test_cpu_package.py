@@ -239,6 +239,13 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
         with ops.forced_kernel("linear_residual_rms", index):
             tiles[name] = _C.linear_residual_rms_stats_layout(1000, 2048, 2048)[0]
     assert tiles == {"pingpong": 2048 // 128, "coop": 2048 // 256}, tiles
+    # The kernel an op last ran on this thread names the tuner's "today"; nothing ran here.
+    assert _C.last_op_choice("linear_bias_gelu_bwd") is None
+    with pytest.raises(ValueError, match="op: 'linear_swiglu_no_z' is not an op"):
+        _C.last_op_choice("linear_swiglu_no_z")
+    from coda.bench.tune import _describe
+    assert _describe(("coop_128x256_2x1", "heuristic", 1)) == "coop heuristic swizzle 1"
+    assert _describe(candidates[pingpong]) == "pingpong along m swizzle 8"
 
 
 def test_an_installed_package_names_the_commit_it_was_built_from(monkeypatch, tmp_path):

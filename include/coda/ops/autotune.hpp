@@ -55,4 +55,9 @@ void autotune_forget();
 void force_op_choice(OpKey op, std::optional<gemm::KernelChoice> choice);
 std::optional<gemm::KernelChoice> forced_op_choice(OpKey op);
 
+// The kernel `op` last ran on the calling thread (its table row, the rule, a forced or passed-in
+// choice, or the autotuner's winner), for a benchmark that names what an op ran; nullopt before
+// its first launch on this thread. Thread-local, like force_op_choice.
+std::optional<gemm::KernelChoice> last_op_choice(OpKey op);
+
 }  // namespace coda::ops

@@ -97,6 +97,8 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in range(len(candidates))})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
+    case.coda(sets[0])  # once more as the op runs today, to name the kernel it chose
+    today_kernel = C.last_op_choice(case.name)
 
     def ratio(name):
         return round_ratio(result.round_medians_ms, result.errors, name, "torch_matmul")
@@ -116,6 +118,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
         confirmed = confirm(steps, best, watch, args)
     row = {"name": case.name, "shape": model_name, "M": m, "N": n, "K": k,
            "candidates": [{"kernel": _describe(c), "x_matmul": ratios[f"c{i}"]} for i, c in enumerate(candidates)],
+           "today_kernel": _describe(today_kernel) if today_kernel else None,
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "confirmed": confirmed, "check_passed": passed, "errors": result.errors,
            "rounds_ms": result.round_medians_ms,

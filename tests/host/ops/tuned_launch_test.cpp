@@ -82,6 +82,23 @@ TEST(ForcedOpChoice, RunsOnceUntimedOnItsOpAndThreadOnly) {
   EXPECT_FALSE(forced_op_choice(OpKey::kLinearSwiglu)) << "nullopt did not clear it";
 }
 
+// What an op last ran is recorded per op and thread (last_op_choice), forced or not.
+TEST(LastOpChoice, RecordsWhatRanOnItsOpAndThreadOnly) {
+  set_autotune(false);
+  Recorder r;
+  launch_tuned({OpKey::kLinearRope, 300, 776, 520}, OpOptions{}, kRule, nullptr, r.launch());
+  EXPECT_EQ(last_op_choice(OpKey::kLinearRope), kRule);
+  const KernelChoice forced{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kAlongM, 4};
+  force_op_choice(OpKey::kLinearRope, forced);
+  launch_tuned({OpKey::kLinearRope, 300, 776, 520}, OpOptions{}, forced, nullptr, r.launch());
+  force_op_choice(OpKey::kLinearRope, std::nullopt);
+  EXPECT_EQ(last_op_choice(OpKey::kLinearRope), forced);
+  EXPECT_FALSE(last_op_choice(OpKey::kLinearBiasGeluBwd)) << "an op that never ran";
+  std::optional<KernelChoice> seen_elsewhere = forced;
+  std::thread([&] { seen_elsewhere = last_op_choice(OpKey::kLinearRope); }).join();
+  EXPECT_FALSE(seen_elsewhere) << "the record leaked to another thread";
+}
+
 // The producer's statistics layout follows a forced kernel (program_choice, host-only): a
 // benchmark that forces linear_residual_rms's kernel gets the layout that kernel writes.
 TEST(ForcedOpChoice, DecidesTheProducersStatsLayout) {
