@@ -11,6 +11,11 @@
 #   scripts/device-run.sh ops-py     install, then every fused op against torch.matmul, CODA's plain
 #                                    GEMM, eager and torch.compile in one process, outputs
 #                                    checked first (python -m coda.bench ops, OPS_ARGS)
+#   scripts/device-run.sh tune-py    install, then the op tuner (python -m coda.bench tune, TUNE_ARGS,
+#                                    e.g. "--tokens 1024,12000 --rounds 3 --min-gain 1"): every
+#                                    candidate against today's choice and matmul in the same
+#                                    rounds; tune.json, tune.md, op_table.inc and the log in
+#                                    $OUT/tune.tgz (a device call brings back few files)
 #   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
 #                                    LAYER_ARGS; Liger from the carried .whl/)
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
@@ -84,6 +89,15 @@ case "$mode" in
     (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench ops --out "$out" \
       ${OPS_ARGS:---models 1B,8B,70B --random-tokens})
     exit $? ;;
+  tune-py)
+    install_package
+    # shellcheck disable=SC2086
+    (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench tune --out "$out/tune" ${TUNE_ARGS:-} \
+      > "$out/tune.log" 2>&1)
+    rc=$?
+    grep -E "within|rows written to" "$out/tune.log"
+    (cd "$out" && tar czf tune.tgz tune tune.log && rm -rf tune)
+    exit $rc ;;
   layer)
     install_package
     if ls .whl/liger_kernel-*.whl > /dev/null 2>&1; then
