@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/ops/autotune.hpp"
@@ -15,16 +16,18 @@
 namespace coda::ops::detail {
 namespace {
 
-TEST(ForwardProgramRule, PicksACompiledCandidateAtEveryK) {
+TEST(ForwardProgramRule, PicksACompiledCandidateAtEveryShape) {
   const auto& candidates = program_candidates();
-  for (std::int64_t k : {1, 8, 64, 2048, 4096, 8191, 8192, 16384, 57344, 1 << 20}) {
-    SCOPED_TRACE(k);
-    const gemm::KernelChoice c = forward_program_rule(16384, 4096, k);
-    EXPECT_TRUE(epilogue::has_program_instance(c.config));
-    EXPECT_EQ(c.decomposition, gemm::Decomposition::kHeuristic);
-    EXPECT_NE(std::find(candidates.begin(), candidates.end(), c), candidates.end())
-        << "the rule must be one of the autotuner's candidates, which it is timed against";
-  }
+  for (std::int64_t m : {1, 300, 1024, 2048, 5194, 16384, 65536})
+    for (std::int64_t n : {8, 2048, 3072, 28672, 128256})
+      for (std::int64_t k : {1, 8, 64, 2048, 4096, 8191, 8192, 16384, 57344, 1 << 20}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+        const gemm::KernelChoice c = forward_program_rule(m, n, k);
+        EXPECT_TRUE(epilogue::has_program_instance(c.config));
+        EXPECT_EQ(c.decomposition, gemm::Decomposition::kHeuristic);
+        EXPECT_NE(std::find(candidates.begin(), candidates.end(), c), candidates.end())
+            << "the rule must be one of the autotuner's candidates, which it is timed against";
+      }
 }
 
 TEST(ForwardProgramRule, SwitchesFromPingpongToCooperativeOnceAsKGrows) {
