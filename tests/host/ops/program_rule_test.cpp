@@ -94,6 +94,14 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   const gemm::KernelChoice at_5194 = gemm::fit_swizzle(tuned, 5194, 8192, swiglu_bwd);
   EXPECT_EQ(at_5194.swizzle, 1);
   EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kHeuristic);
+  // Through program_choice (no table on this host: the op's fallback, fitted by its own policy).
+  const ArgCheck check("program_choice test");
+  EXPECT_EQ(program_choice(check, {OpKey::kLinearSwigluBwd, 12000, 8192, 2048}, OpOptions{}, &tuned)
+                .swizzle,
+            at_12000.swizzle);
+  EXPECT_EQ(program_choice(check, {OpKey::kLinearRmsnormBwd, 12000, 8192, 2048}, OpOptions{}, &tuned)
+                .swizzle,
+            1);
   // The defaults: swizzle 1 at M = 12000, and a Pingpong choice keeps its raster.
   for (int i = 0; i < int(OpKey::kCount); ++i) {
     const OpKey op = OpKey(i);
