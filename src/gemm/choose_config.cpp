@@ -71,12 +71,17 @@ long round_up(long x, long multiple) { return (x + multiple - 1) / multiple * mu
 
 }  // namespace
 
+ClusterTiles cluster_tiles(TileConfig config, long m, long n) {
+  const TileGrid g = grid_of(config);
+  return {round_up((m + g.tile_m - 1) / g.tile_m, g.cluster_m),
+          round_up((n + g.tile_n - 1) / g.tile_n, g.cluster_n)};
+}
+
 long scheduled_tiles(const KernelChoice& choice, int m, int n) {
   // CUTLASS's tile_scheduler_params.h: the tile counts rounded up to the cluster, the swizzle
   // capped by the smaller of them (get_log_swizzle_size), both rounded up to swizzle × cluster.
   const TileGrid g = grid_of(choice.config);
-  const long blocks_m = round_up((m + g.tile_m - 1) / g.tile_m, g.cluster_m);
-  const long blocks_n = round_up((n + g.tile_n - 1) / g.tile_n, g.cluster_n);
+  const auto [blocks_m, blocks_n] = cluster_tiles(choice.config, m, n);
   const long smaller = std::min(blocks_m, blocks_n);
   const long cap = smaller >= 6 ? 8 : smaller >= 3 ? 4 : smaller >= 2 ? 2 : 1;
   const long swizzle = std::min<long>(choice.swizzle, cap);

@@ -262,20 +262,18 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op) {
 
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k) {
   const bool cooperative = k >= 8192;
-  // The tile grid (128-row tiles in 2 × 1 clusters; 256 or 128 columns). Walking along N over
-  // fewer rows than columns, each B tile is fetched once per row, no CTA in flight sharing it;
-  // along M the CTAs in flight share B tiles and re-read A, which pays while A stays in L2 (a
-  // third of the 50 MB of both tuned parts). A larger A, re-read from DRAM along M, starves the
+  // Walking along N over fewer tile rows than columns, each B tile is fetched once per row, no
+  // CTA in flight sharing it; along M the CTAs in flight share B tiles and re-read A, which pays
+  // while A stays in L2 (a third of the 50 MB of both tuned parts). A larger A, re-read from DRAM along M, starves the
   // mainloop: at M = 16384 the wide-N ops ran 1.3–1.5 × the best candidate's time along M
   // (scripts/rule_coverage.py on the tune-ops logs).
   constexpr std::int64_t kL2ResidentBytes = 16 << 20;
-  const std::int64_t tile_n = cooperative ? 256 : 128;
-  const std::int64_t rows = ((m + 127) / 128 + 1) / 2 * 2, cols = (n + tile_n - 1) / tile_n;
-  const bool along_m = rows < cols && m * k * 2 <= kL2ResidentBytes;
+  const TileConfig config =
+      cooperative ? TileConfig::kCoop128x256Cluster2x1 : TileConfig::kPingpong128x128Cluster2x1;
+  const gemm::ClusterTiles tiles = gemm::cluster_tiles(config, long(m), long(n));
+  const bool along_m = tiles.rows < tiles.cols && m * k * 2 <= kL2ResidentBytes;
   const RasterOrder raster = along_m ? RasterOrder::kAlongM : RasterOrder::kAlongN;
-  if (cooperative) return {TileConfig::kCoop128x256Cluster2x1, raster, 4, Decomposition::kHeuristic};
-  return {TileConfig::kPingpong128x128Cluster2x1, raster, along_m ? 2 : 1,
-          Decomposition::kHeuristic};
+  return {config, raster, cooperative ? 4 : along_m ? 2 : 1, Decomposition::kHeuristic};
 }
 
 }  // namespace coda::ops::detail

@@ -45,6 +45,12 @@ const TunedKernel* tuned_table(TunedGpu gpu);
 // width may not (so widths must match).
 double tuned_shape_distance(int m, int n, int k, int tuned_m, int tuned_n, int tuned_k);
 
+// The output tiles of `config` at M × N, each mode rounded up to the cluster (swizzle 1).
+struct ClusterTiles {
+  long rows, cols;
+};
+ClusterTiles cluster_tiles(TileConfig config, long m, long n);
+
 // Output tiles CUTLASS's persistent scheduler walks for `choice` at M × N: it rounds the tile grid
 // up to a multiple of swizzle × cluster in both modes (tile_scheduler_params.h), and the padding
 // tiles run their mainloop on zero-filled operands.
