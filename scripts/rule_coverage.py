@@ -8,7 +8,7 @@ shapes it is, the misses, and the same for every fixed candidate (what a rule co
     python3 scripts/rule_coverage.py bench/results/tune_ops_fwd.h100.log bench/results/tune_ops_fwd.h200.log
 
 The rule is restated from detail::forward_program_rule (src/ops/op_checks.cpp), and for the
-QK-norm ops that save Pre from qk_norm_choice (src/ops/linear_rope.cpp: the base op's choice in
+QK-norm ops that save Pre from detail::fallback_of (the same file: the base op's choice in
 Pingpong, since under Cooperative the Pre tile's store stages leave the mainloop two): keep them in
 step.
 """

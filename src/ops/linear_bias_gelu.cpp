@@ -55,10 +55,8 @@ void linear_bias_gelu_bwd(const TensorView& dPre, const TensorView& dbias, const
                             linear_bias_gelu_bwd_workspace_bytes(m, n),
                             "linear_bias_gelu_bwd_workspace_bytes(M, N)");
 
-  // Not in the op tables: the plain dgrad GEMM's kernel mapped onto the programs' configs.
-  const gemm::KernelChoice fallback = detail::dgrad_program_fallback(m, n, d);
   const detail::TunedCall call{OpKey::kLinearBiasGeluBwd, m, n, d};
-  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
 
   epilogue::BiasGeluBwdParams p;
   p.pre = Pre.data;

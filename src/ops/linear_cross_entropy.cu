@@ -341,12 +341,8 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
                             linear_cross_entropy_workspace_bytes(m, v),
                             "linear_cross_entropy_workspace_bytes(M, V)");
 
-  // Wide vocabulary: Pingpong (its epilogue's exp overlaps the other warpgroup's mainloop), walking
-  // along M with swizzle 8 so CTAs in flight share W tiles in L2.
-  const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x128Cluster2x1,
-                                gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
   const detail::TunedCall call{OpKey::kLinearCrossEntropy, m, v, h};
-  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &wide);
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
   float* partials = static_cast<float*>(workspace);
   float* target_logits = partials + epilogue::per_row_partial_floats_any_config(m, v);
   float* valid = target_logits + round_up(m, 4);

@@ -40,11 +40,10 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
                             linear_rmsnorm_bwd_workspace_bytes(m, d),
                             "linear_rmsnorm_bwd_workspace_bytes(M, D)");
 
-  const gemm::KernelChoice fallback = detail::dgrad_program_fallback(m, d, n);
   // Under accumulate dX is read: the tuner restores it after its timed runs.
   detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
   if (accumulate) call.read_output = dX;
-  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
 
   epilogue::RmsNormBwdParams p;
   p.alpha = static_cast<const float*>(alpha.data);

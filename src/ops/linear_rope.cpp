@@ -44,19 +44,6 @@ OpKey qk_norm_key(OpKey op, bool save_pre) {
                                         : OpKey::kLinearRmsnormQknormRopeSavePre;
 }
 
-// The kernel for a QK-norm call (its key from qk_norm_key): the base op's tuned row; when `Pre` is
-// saved, the save-Pre key's row, else the base kernel in Pingpong: under Cooperative the Pre
-// tile's store stages (a 128 × 128 subtile) leave the mainloop two stages.
-gemm::KernelChoice qk_norm_choice(const ArgCheck& check, OpKey base_op,
-                                  const detail::TunedCall& call, const OpOptions& options) {
-  const gemm::KernelChoice base =
-      detail::program_choice(check, {base_op, call.m, call.n, call.k}, options);
-  if (call.op == base_op) return base;
-  gemm::KernelChoice pingpong = base;
-  pingpong.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
-  return detail::program_choice(check, call, options, &pingpong);
-}
-
 epilogue::QkNormRopeParams qk_norm_params(const ArgCheck& check, const QkNorm& qk, std::int64_t n,
                                           int device, const TensorView& positions,
                                           const TensorView& frequencies) {
@@ -85,7 +72,7 @@ QkNormCall qk_norm_call(const ArgCheck& check, OpKey base_op, const Shape& s, co
                Pre.data != nullptr, {}, {}};
   if (q.save_pre) detail::require_bf16_matrix(check, Pre, "Pre", s.m, s.n, device);
   q.call = detail::TunedCall{qk_norm_key(base_op, q.save_pre), s.m, s.n, s.k};
-  q.choice = qk_norm_choice(check, base_op, q.call, options);
+  q.choice = detail::program_choice(check, q.call, options);  // save-Pre: detail::fallback_of
   return q;
 }
 // The two QK-norm ops' memory: QKV and Pre written; the input, W_qkv, the producer's statistics

@@ -33,14 +33,8 @@ void linear_swiglu_bwd(const TensorView& dZ, const TensorView& Y, const TensorVi
                             linear_swiglu_bwd_workspace_bytes(m, ffn),
                             "linear_swiglu_bwd_workspace_bytes(M, F)");
 
-  // The tuned row, else the plain dgrad GEMM's raster and swizzle on Pingpong: its epilogue (a
-  // packed tile load and store) overlaps the other warpgroup's mainloop. Cooperative (2 epilogue
-  // load stages) wins only at some shapes (op_table.inc; bench/RESULTS.md).
-  gemm::KernelChoice fallback = gemm::choose_data_parallel_kernel(
-      gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(ffn), int(hidden));
-  fallback.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
   const detail::TunedCall call{OpKey::kLinearSwigluBwd, m, ffn, hidden};
-  const gemm::KernelChoice choice = detail::program_choice(check, call, options, &fallback);
+  const gemm::KernelChoice choice = detail::program_choice(check, call, options);
 
   epilogue::SwiGluBwdParams p;
   p.packed_z = Z.data;

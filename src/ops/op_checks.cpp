@@ -90,14 +90,6 @@ TensorView dgrad_b(const TensorView& W) {
                                       W.device);
 }
 
-gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k) {
-  gemm::KernelChoice c = gemm::choose_data_parallel_kernel(gemm::OperandLayout::kAkBn,
-                                                           DType::kBF16, int(m), int(n), int(k));
-  if (c.config != gemm::TileConfig::kPingpong128x128Cluster2x1)
-    c.config = gemm::TileConfig::kCoop128x256Cluster2x1;
-  return c;
-}
-
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name) {
   if (workspace == nullptr) check.fail("workspace: data pointer is null");
@@ -213,21 +205,21 @@ bool is_program_config(gemm::TileConfig c) {
 }  // namespace
 
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
-                                  const OpOptions& options, const gemm::KernelChoice* fallback) {
-  const OpKey op = call.op;
-  const std::int64_t m = call.m, n = call.n, k = call.k;
+                                  const OpOptions& options) {
   // A choice passed in, or forced on this op for a benchmark (force_op_choice): checked alike.
   const std::optional<gemm::KernelChoice> given =
-      options.choice ? options.choice : forced_op_choice(op);
-  if (given) {
-    if (!is_program_config(given->config))
-      check.fail(std::string("options.choice.config: the fused ops are compiled for "
-                             "coop_128x256_2x1 and pingpong_128x128_2x1; got ") +
-                 gemm::to_string(given->config));
-    if (given->decomposition == Decomposition::kStreamK)
-      check.fail("options.choice.decomposition: the fused ops do not run stream-K");
-    return *given;
-  }
+      options.choice ? options.choice : forced_op_choice(call.op);
+  if (!given) return op_choice(call.op, call.m, call.n, call.k);
+  if (!is_program_config(given->config))
+    check.fail(std::string("options.choice.config: the fused ops are compiled for "
+                           "coop_128x256_2x1 and pingpong_128x128_2x1; got ") +
+               gemm::to_string(given->config));
+  if (given->decomposition == Decomposition::kStreamK)
+    check.fail("options.choice.decomposition: the fused ops do not run stream-K");
+  return *given;
+}
+
+gemm::KernelChoice op_choice(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k) {
   // The op's nearest tuned shape on this GPU (gemm::tuned_shape_distance), if one is near.
   const OpTableEntry* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
@@ -239,10 +231,38 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
       }
   // A row of this very shape was timed as is; any other choice gets a swizzle that fits its grid.
   if (nearest != nullptr && best == 0.0) return nearest->choice;
-  const gemm::KernelChoice chosen = nearest != nullptr    ? nearest->choice
-                                    : fallback != nullptr ? *fallback
-                                                          : forward_program_rule(m, n, k);
+  const gemm::KernelChoice chosen = nearest != nullptr ? nearest->choice : fallback_of(op, m, n, k);
   return gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op));
+}
+
+gemm::KernelChoice fallback_of(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k) {
+  switch (op) {
+    case OpKey::kLinearRmsnormBwd:
+    case OpKey::kLinearBiasGeluBwd:
+    case OpKey::kLinearSwigluBwd: {
+      gemm::KernelChoice c = gemm::choose_data_parallel_kernel(
+          gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+      if (op == OpKey::kLinearSwigluBwd)
+        c.config = TileConfig::kPingpong128x128Cluster2x1;
+      else if (c.config != TileConfig::kPingpong128x128Cluster2x1)
+        c.config = TileConfig::kCoop128x256Cluster2x1;
+      return c;
+    }
+    case OpKey::kLinearCrossEntropy:
+      return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongM, 8,
+              Decomposition::kHeuristic};
+    case OpKey::kLinearQknormRopeSavePre:
+    case OpKey::kLinearRmsnormQknormRopeSavePre: {
+      gemm::KernelChoice c = op_choice(op == OpKey::kLinearQknormRopeSavePre
+                                           ? OpKey::kLinearQknormRope
+                                           : OpKey::kLinearRmsnormQknormRope,
+                                       m, n, k);
+      c.config = TileConfig::kPingpong128x128Cluster2x1;
+      return c;
+    }
+    default:
+      return forward_program_rule(m, n, k);
+  }
 }
 
 gemm::SwizzleFit swizzle_fit_of(OpKey op) {

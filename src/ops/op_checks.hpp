@@ -57,11 +57,22 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // runs, 14 faster and 5 slower, in kernels of 20–60 µs that read noisily (bench/RESULTS.md,
 // eighteenth session).
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
-// The plain dgrad GEMM's data-parallel kernel at M × N × K (its raster and swizzle, not the
-// stream-K that fills a plain GEMM's last wave) mapped onto the programs' configs (Pingpong stays
-// Pingpong, the rest Cooperative 128×256 2×1): the program_choice fallback of an op in a dgrad
-// GEMM.
-gemm::KernelChoice dgrad_program_fallback(std::int64_t m, std::int64_t n, std::int64_t k);
+// An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
+// - the forward ops: forward_program_rule;
+// - the ops in a dgrad GEMM (`linear_rmsnorm_bwd`, `linear_bias_gelu_bwd`): the plain dgrad GEMM's
+//   data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain GEMM's last
+//   wave) mapped onto the programs' configs (Pingpong stays Pingpong, the rest Cooperative
+//   128×256 2×1); `linear_swiglu_bwd` takes it in Pingpong, whose epilogue (a packed tile load and
+//   store) overlaps the other warp group's mainloop;
+// - `linear_cross_entropy`: Pingpong (the exp overlaps the other warp group's mainloop) along M
+//   with swizzle 8, so that the CTAs in flight share W tiles in L2;
+// - a QK-norm op that saves Pre: its base op's choice (op_choice) in Pingpong; under Cooperative
+//   the Pre tile's store stages (a 128 × 128 subtile) leave the mainloop two stages.
+gemm::KernelChoice fallback_of(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k);
+// The kernel for `op` at M × N × K when none is given: the current GPU's tuned table
+// (op_table_<gpu>.inc, nearest tuned shape), else fallback_of; either but a table row of this very
+// shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle, swizzle_fit_of).
+gemm::KernelChoice op_choice(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);
@@ -88,13 +99,11 @@ void require_filled_stats(const ArgCheck& check, const RowNormStats& stats, std:
 TensorView stats_written(const RowNormStats& stats, std::int64_t m, std::int64_t n);
 TensorView stats_read(const RowNormStats& stats);
 
-// The kernel for call.op at call.m × call.n × call.k: options.choice if set (checked: a config the programs are
-// compiled for), else the current GPU's tuned table (op_table_<gpu>.inc, nearest tuned shape),
-// else `fallback` when given, else forward_program_rule(m, n, k); any of these but a table row of this
-// very shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle).
-// The same TunedCall then goes to launch_tuned, so the choice and the launch name one key and shape.
+// The kernel for call.op at call.m × call.n × call.k: options.choice if set, else the one forced
+// on the op for a benchmark (force_op_choice), either checked (a config the programs are compiled
+// for, no stream-K); else op_choice. The same TunedCall then goes to launch_tuned, so the choice
+// and the launch name one key and shape.
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
-                                  const OpOptions& options,
-                                  const gemm::KernelChoice* fallback = nullptr);
+                                  const OpOptions& options);
 
 }  // namespace coda::ops::detail
