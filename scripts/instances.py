@@ -21,14 +21,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 LAYOUTS = ["AkBk", "AkBn", "AmBn"]  # forward, dgrad, wgrad operand layouts (config.hpp)
 
-# TileConfig enumerator -> file-name tag (tile_cluster_schedule)
-CONFIGS = {
-    "kCoop128x256Cluster1x2": "128x256_1x2_coop",
-    "kCoop128x256Cluster2x1": "128x256_2x1_coop",
-    "kCoop256x128Cluster1x2": "256x128_1x2_coop",
-    "kStreamKCoop128x256Cluster2x1": "128x256_2x1_skcoop",
-    "kPingpong128x128Cluster2x1": "128x128_2x1_pingpong",
-}
+# TileConfig enumerator -> file-name tag, read from the one list of configs (include/coda/gemm/config.hpp,
+# CODA_TILE_CONFIGS): "coop_128x256_2x1" -> "128x256_2x1_coop".
+CONFIG_LINE = re.compile(r'^\s*X\((k\w+), "(\w+?)_(\w+)", ', re.M)
+
+
+def read_configs():
+    text = (ROOT / "include/coda/gemm/config.hpp").read_text()
+    configs = {enumerator: f"{tile}_{schedule}" for enumerator, schedule, tile in CONFIG_LINE.findall(text)}
+    assert len(configs) == text.count("X(k"), "a CODA_TILE_CONFIGS line does not read as X(kName, \"schedule_tile\", ...)"
+    return configs
+
+
+CONFIGS = read_configs()
 
 # D dtype -> (DType enumerator, CUTLASS element type, configs compiled for it)
 D_TYPES = {

@@ -12,19 +12,6 @@ namespace {
 
 constexpr const char* kWhere = "coda::epilogue";
 
-struct TileDims { int m, n; };
-
-TileDims tile_dims(gemm::TileConfig config) {
-  switch (config) {
-    case gemm::TileConfig::kCoop128x256Cluster1x2:
-    case gemm::TileConfig::kCoop128x256Cluster2x1:
-    case gemm::TileConfig::kStreamKCoop128x256Cluster2x1: return {128, 256};
-    case gemm::TileConfig::kCoop256x128Cluster1x2: return {256, 128};
-    case gemm::TileConfig::kPingpong128x128Cluster2x1: return {128, 128};
-  }
-  throw Error(std::string(kWhere) + ": unknown tile config");
-}
-
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
 
 __global__ void merge_kernel(const float* partials, int tiles, std::int64_t padded, int count,
@@ -72,13 +59,13 @@ void launch(const float* partials, PartialLayout layout, int count, float scale,
 }  // namespace
 
 PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n) {
-  TileDims t = tile_dims(config);
-  return {static_cast<int>((n + t.n - 1) / t.n), round_up(m, t.m)};
+  const gemm::TileGeometry t = gemm::geometry(config);
+  return {static_cast<int>((n + t.tile_n - 1) / t.tile_n), round_up(m, t.tile_m)};
 }
 
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n) {
-  TileDims t = tile_dims(config);
-  return {static_cast<int>((m + t.m - 1) / t.m), round_up(n, t.n)};
+  const gemm::TileGeometry t = gemm::geometry(config);
+  return {static_cast<int>((m + t.tile_m - 1) / t.tile_m), round_up(n, t.tile_n)};
 }
 
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,

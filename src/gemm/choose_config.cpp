@@ -52,27 +52,12 @@ constexpr double kMinWaveFill = 0.9;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
 
-struct TileGrid {
-  int tile_m, tile_n, cluster_m, cluster_n;
-};
-
-TileGrid grid_of(TileConfig config) {
-  switch (config) {
-    case TileConfig::kCoop128x256Cluster1x2: return {128, 256, 1, 2};
-    case TileConfig::kCoop128x256Cluster2x1: return {128, 256, 2, 1};
-    case TileConfig::kCoop256x128Cluster1x2: return {256, 128, 1, 2};
-    case TileConfig::kStreamKCoop128x256Cluster2x1: return {128, 256, 2, 1};
-    case TileConfig::kPingpong128x128Cluster2x1: return {128, 128, 2, 1};
-  }
-  return {128, 256, 1, 1};
-}
-
 long round_up(long x, long multiple) { return (x + multiple - 1) / multiple * multiple; }
 
 }  // namespace
 
 ClusterTiles cluster_tiles(TileConfig config, long m, long n) {
-  const TileGrid g = grid_of(config);
+  const TileGeometry g = geometry(config);
   return {round_up((m + g.tile_m - 1) / g.tile_m, g.cluster_m),
           round_up((n + g.tile_n - 1) / g.tile_n, g.cluster_n)};
 }
@@ -80,7 +65,7 @@ ClusterTiles cluster_tiles(TileConfig config, long m, long n) {
 long scheduled_tiles(const KernelChoice& choice, int m, int n) {
   // CUTLASS's tile_scheduler_params.h: the tile counts rounded up to the cluster, the swizzle
   // capped by the smaller of them (get_log_swizzle_size), both rounded up to swizzle × cluster.
-  const TileGrid g = grid_of(choice.config);
+  const TileGeometry g = geometry(choice.config);
   const auto [blocks_m, blocks_n] = cluster_tiles(choice.config, m, n);
   const long smaller = std::min(blocks_m, blocks_n);
   const long cap = smaller >= 6 ? 8 : smaller >= 3 ? 4 : smaller >= 2 ? 2 : 1;
@@ -112,7 +97,7 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
 }
 
 double wave_fill(const KernelChoice& choice, int m, int n) {
-  const TileGrid g = grid_of(choice.config);
+  const TileGeometry g = geometry(choice.config);
   const double work =
       double(scheduled_tiles(choice, m, n)) * g.tile_m * g.tile_n / (128.0 * 256.0);
   return work / (std::ceil(work / kSms) * kSms);
@@ -125,17 +110,9 @@ KernelChoice fill_last_wave(KernelChoice choice, int m, int n) {
 }
 
 std::string choice_literal(const KernelChoice& c) {
-  const char* config = "?";
-  switch (c.config) {
-    case TileConfig::kCoop128x256Cluster1x2: config = "kCoop128x256Cluster1x2"; break;
-    case TileConfig::kCoop128x256Cluster2x1: config = "kCoop128x256Cluster2x1"; break;
-    case TileConfig::kCoop256x128Cluster1x2: config = "kCoop256x128Cluster1x2"; break;
-    case TileConfig::kStreamKCoop128x256Cluster2x1: config = "kStreamKCoop128x256Cluster2x1"; break;
-    case TileConfig::kPingpong128x128Cluster2x1: config = "kPingpong128x128Cluster2x1"; break;
-  }
   const char* raster[] = {"kHeuristic", "kAlongM", "kAlongN"};
   const char* decomposition[] = {"kHeuristic", "kDataParallel", "kStreamK"};
-  return std::string("{TileConfig::") + config + ", RasterOrder::" + raster[int(c.raster)] + ", " +
+  return std::string("{TileConfig::") + identifier(c.config) + ", RasterOrder::" + raster[int(c.raster)] + ", " +
          std::to_string(c.swizzle) + ", Decomposition::" + decomposition[int(c.decomposition)] + "}";
 }
 

@@ -2,6 +2,9 @@
 // Names of the kernel-menu enums (error messages, benchmark tables, the tuned-table generator).
 #include "coda/gemm/config.hpp"
 
+#include <cstddef>
+#include <string_view>
+
 namespace coda::gemm {
 
 const char* to_string(OperandLayout layout) {
@@ -13,15 +16,32 @@ const char* to_string(OperandLayout layout) {
   return "?";
 }
 
-const char* to_string(TileConfig config) {
-  switch (config) {
-    case TileConfig::kCoop128x256Cluster1x2: return "coop_128x256_1x2";
-    case TileConfig::kCoop128x256Cluster2x1: return "coop_128x256_2x1";
-    case TileConfig::kCoop256x128Cluster1x2: return "coop_256x128_1x2";
-    case TileConfig::kStreamKCoop128x256Cluster2x1: return "skcoop_128x256_2x1";
-    case TileConfig::kPingpong128x128Cluster2x1: return "pingpong_128x128_2x1";
-  }
-  return "?";
+namespace {
+struct ConfigFacts {
+  const char* name;
+  const char* identifier;
+  TileGeometry geometry;
+  bool stream_k;
+};
+constexpr ConfigFacts kConfigs[] = {
+#define CODA_TILE_CONFIG_FACTS(id, name, tm, tn, cm, cn, schedule, scheduler) \
+  {name, #id, {tm, tn, cm, cn}, std::string_view(#scheduler) == "StreamK"},
+    CODA_TILE_CONFIGS(CODA_TILE_CONFIG_FACTS)
+#undef CODA_TILE_CONFIG_FACTS
+};
+static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == std::size_t(kNumTileConfigs));
+
+bool known(TileConfig config) { return int(config) < kNumTileConfigs; }
+}  // namespace
+
+const char* to_string(TileConfig config) { return known(config) ? kConfigs[int(config)].name : "?"; }
+
+const char* identifier(TileConfig config) {
+  return known(config) ? kConfigs[int(config)].identifier : "?";
+}
+
+TileGeometry geometry(TileConfig config) {
+  return known(config) ? kConfigs[int(config)].geometry : TileGeometry{128, 256, 1, 1};
 }
 
 const char* to_string(RasterOrder raster) {
@@ -42,6 +62,6 @@ const char* to_string(Decomposition decomposition) {
   return "?";
 }
 
-bool is_stream_k(TileConfig config) { return config == TileConfig::kStreamKCoop128x256Cluster2x1; }
+bool is_stream_k(TileConfig config) { return known(config) && kConfigs[int(config)].stream_k; }
 
 }  // namespace coda::gemm

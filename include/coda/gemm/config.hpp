@@ -13,17 +13,40 @@ namespace coda::gemm {
 //   kAmBn: A M-major, B N-major  (wgrad:    dW = dYᵀ · X,  A = dYᵀ view, B = Xᵀ view)
 enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 
-// Tile (M×N, K-block 64), cluster and schedule. Named after what they are; the CUTLASS types behind
-// each name live in gemm/kernel.hpp. Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
-// with raster/swizzle per shape, these five were the finalists on 16 of the 17 Llama-3 shapes.
+// Tile (M×N, K-block 64), cluster and schedule, declared once here: the enum, the names, the
+// tile-grid arithmetic (choose_config.cpp, merge.cu), the CUTLASS types (gemm/kernel.hpp) and the
+// compiled kernels (scripts/instances.py reads these lines) all come from this list.
+//   X(enumerator, name, tile M, tile N, cluster M, cluster N, schedule, tile scheduler)
+// Schedules: Cooperative (two consumer warp groups split the tile along M), Pingpong (one tile per
+// warp group), CooperativeSplitN (the two warp groups side by side along N; CUTLASS's builder only
+// splits along M, gemm/kernel.hpp). Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
+// with raster/swizzle per shape, the first five were the finalists on 16 of the 17 Llama-3
+// shapes; the split-N ones are the tiles cuBLASLt runs where it beats them (small K, §10).
+#define CODA_TILE_CONFIGS(X)                                                                      \
+  X(kCoop128x256Cluster1x2, "coop_128x256_1x2", 128, 256, 1, 2, Cooperative, Persistent)          \
+  X(kCoop128x256Cluster2x1, "coop_128x256_2x1", 128, 256, 2, 1, Cooperative, Persistent)          \
+  X(kCoop256x128Cluster1x2, "coop_256x128_1x2", 256, 128, 1, 2, Cooperative, Persistent)          \
+  X(kStreamKCoop128x256Cluster2x1, "skcoop_128x256_2x1", 128, 256, 2, 1, Cooperative, StreamK)    \
+  X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)     \
+  X(kCoopN128x256Cluster2x1, "coopn_128x256_2x1", 128, 256, 2, 1, CooperativeSplitN, Persistent)  \
+  X(kCoopN192x192Cluster1x2, "coopn_192x192_1x2", 192, 192, 1, 2, CooperativeSplitN, Persistent)
+
 enum class TileConfig : std::uint8_t {
-  kCoop128x256Cluster1x2,
-  kCoop128x256Cluster2x1,
-  kCoop256x128Cluster1x2,
-  kStreamKCoop128x256Cluster2x1,
-  kPingpong128x128Cluster2x1,
+#define CODA_TILE_CONFIG_ENUMERATOR(id, name, tm, tn, cm, cn, schedule, scheduler) id,
+  CODA_TILE_CONFIGS(CODA_TILE_CONFIG_ENUMERATOR)
+#undef CODA_TILE_CONFIG_ENUMERATOR
 };
-constexpr int kNumTileConfigs = 5;
+constexpr int kNumTileConfigs = 0
+#define CODA_TILE_CONFIG_COUNT(...) +1
+    CODA_TILE_CONFIGS(CODA_TILE_CONFIG_COUNT)
+#undef CODA_TILE_CONFIG_COUNT
+    ;
+
+// A config's CTA tile and cluster, in tiles of the output.
+struct TileGeometry {
+  int tile_m, tile_n, cluster_m, cluster_n;
+};
+TileGeometry geometry(TileConfig config);
 
 // CUTLASS's persistent scheduler walks output tiles along M or N; swizzle groups that many tiles
 // across the other mode for L2 reuse. Wrong settings halve throughput on wide-N shapes.
@@ -46,7 +69,8 @@ struct KernelChoice {
 };
 
 const char* to_string(OperandLayout layout);
-const char* to_string(TileConfig config);
+const char* to_string(TileConfig config);  // "coop_128x256_2x1"
+const char* identifier(TileConfig config); // "kCoop128x256Cluster2x1"
 const char* to_string(RasterOrder raster);
 const char* to_string(Decomposition decomposition);
 bool is_stream_k(TileConfig config);
