@@ -3,9 +3,11 @@
 // they are for, at one or more token counts (--tokens 4096,8192,32768: the buckets of the
 // nearest-M lookup, choose_config.cpp).
 //
-// Per shape: phase 1 times every candidate (5 configs × 9 raster/swizzle settings, stream-K also
-// with the stream-K decomposition) once; phase 2 times the best 4, the choice the GPU makes today
-// (choose_kernel: its table row, the nearest one, or the rule) and cuBLAS in interleaved rounds.
+// Per shape: phase 1 times every candidate (each config of gemm/config.hpp × 9 raster/swizzle
+// settings, stream-K also with the stream-K decomposition) once; phase 2 times the best 4, each
+// config's best (printed, so the menu's kernels meet in the same rounds), the choice the GPU makes
+// today (choose_kernel: its table row, the nearest one, or the rule) and cuBLAS in interleaved
+// rounds.
 // The least of several noisy estimates is biased low (the winner's curse, docs/benchmarks.md
 // §5.1), so a pick that looks --min-gain ahead of today's choice is timed again head to head with
 // it alone (--confirm-rounds fresh rounds, the paired per-round ratio), and replaces it only where
@@ -18,6 +20,8 @@
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "coda/gemm/choose_config.hpp"
 #include "gemm_variants.hpp"
@@ -50,6 +54,9 @@ struct TunedShape {
   double confirmed_gain;      // the same head to head; NaN where the pick is today's or not ahead
   double cublas_over_written; // cuBLAS ÷ the written choice (> 1: coda faster)
   double diff;                // the written choice against cuBLAS
+  // Phase 2's cuBLAS ÷ coda of each config's best phase-1 candidate, in config order (NaN: the
+  // config is not compiled for this layout): what each kernel of the menu can do at this shape.
+  std::vector<std::pair<gemm::KernelChoice, double>> best_of_config;
 };
 
 TunedShape tune_shape(const GemmShape& s, const BenchArgs& args, const BenchDevice& dev) {
@@ -71,7 +78,15 @@ TunedShape tune_shape(const GemmShape& s, const BenchArgs& args, const BenchDevi
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return median(launches[x + 1]) < median(launches[y + 1]);
   });
+  // Phase 1's best 4, today's choice, and each config's best (so the menu's kernels meet in the
+  // same rounds).
+  std::vector<std::size_t> config_best(gemm::kNumTileConfigs, all.size());
+  for (std::size_t i : order)
+    if (config_best[int(all[i].config)] == all.size()) config_best[int(all[i].config)] = i;
   order.resize(std::min<std::size_t>(4, order.size()));
+  for (std::size_t i : config_best)
+    if (i < all.size() && std::find(order.begin(), order.end(), i) == order.end())
+      order.push_back(i);
   if (std::find(order.begin(), order.end(), today_at) == order.end()) order.push_back(today_at);
   std::vector<Timed> finalists = {variants[0]};
   for (std::size_t i : order) finalists.push_back(variants[i + 1]);
@@ -83,7 +98,13 @@ TunedShape tune_shape(const GemmShape& s, const BenchArgs& args, const BenchDevi
     if (order[f - 1] == today_at) today_f = f;
   }
   TunedShape t{s, today, all[order[best - 1]], today, 1 - median_ratio(rounds[best], rounds[today_f]),
-               std::numeric_limits<double>::quiet_NaN(), median_ratio(rounds[0], rounds[today_f]), 0};
+               std::numeric_limits<double>::quiet_NaN(), median_ratio(rounds[0], rounds[today_f]), 0,
+               {}};
+  for (std::size_t i : config_best) {
+    if (i == all.size()) continue;
+    const std::size_t f = std::find(order.begin(), order.end(), i) - order.begin() + 1;
+    t.best_of_config.push_back({all[i], median_ratio(rounds[0], rounds[f])});
+  }
   if (best != today_f && t.sweep_gain >= args.min_gain) {
     const double diff = check_against_cublas(ops, finalists[best], dev.handle, s);
     if (!(diff < 1e-2)) {
@@ -147,6 +168,10 @@ int run_tune(const BenchArgs& args) {
                   percent(t.sweep_gain).c_str(),
                   std::isnan(t.confirmed_gain) ? "-" : percent(t.confirmed_gain).c_str(),
                   t.written == t.today ? "kept" : "pick", t.cublas_over_written, t.diff);
+      std::printf("     each config's best, cuBLAS/coda:");
+      for (const auto& [choice, ratio] : t.best_of_config)
+        std::printf("  %s %.3f", choice_name(choice).c_str(), ratio);
+      std::printf("\n");
       std::fflush(stdout);
       if (!(t.diff < 1e-2)) {
         std::printf("ERROR: %s disagrees with cuBLAS\n", choice_name(t.written).c_str());
