@@ -17,19 +17,17 @@ enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 // tile-grid arithmetic (choose_config.cpp, merge.cu), the CUTLASS types (gemm/kernel.hpp) and the
 // compiled kernels (scripts/instances.py reads these lines) all come from this list.
 //   X(enumerator, name, tile M, tile N, cluster M, cluster N, schedule, tile scheduler)
-// Schedules: Cooperative (two consumer warp groups split the tile along M), Pingpong (one tile per
-// warp group), CooperativeSplitN (the two warp groups side by side along N; CUTLASS's builder only
-// splits along M, gemm/kernel.hpp). Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
-// with raster/swizzle per shape, the first five were the finalists on 16 of the 17 Llama-3
-// shapes; the split-N ones are the tiles cuBLASLt runs where it beats them (small K, §10).
-#define CODA_TILE_CONFIGS(X)                                                                      \
-  X(kCoop128x256Cluster1x2, "coop_128x256_1x2", 128, 256, 1, 2, Cooperative, Persistent)          \
-  X(kCoop128x256Cluster2x1, "coop_128x256_2x1", 128, 256, 2, 1, Cooperative, Persistent)          \
-  X(kCoop256x128Cluster1x2, "coop_256x128_1x2", 256, 128, 1, 2, Cooperative, Persistent)          \
-  X(kStreamKCoop128x256Cluster2x1, "skcoop_128x256_2x1", 128, 256, 2, 1, Cooperative, StreamK)    \
-  X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)     \
-  X(kCoopN128x256Cluster2x1, "coopn_128x256_2x1", 128, 256, 2, 1, CooperativeSplitN, Persistent)  \
-  X(kCoopN192x192Cluster1x2, "coopn_192x192_1x2", 192, 192, 1, 2, CooperativeSplitN, Persistent)
+// Schedules (gemm/kernel.hpp): Cooperative (two consumer warp groups split the tile along M),
+// Pingpong (one tile per warp group). Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
+// with raster/swizzle per shape, these five were the finalists on 16 of the 17 Llama-3 shapes.
+// A config here costs a kernel per operand layout in each plain-GEMM unit: it must win somewhere
+// (the nineteenth session's split-N tiles did not, §10).
+#define CODA_TILE_CONFIGS(X)                                                                   \
+  X(kCoop128x256Cluster1x2, "coop_128x256_1x2", 128, 256, 1, 2, Cooperative, Persistent)       \
+  X(kCoop128x256Cluster2x1, "coop_128x256_2x1", 128, 256, 2, 1, Cooperative, Persistent)       \
+  X(kCoop256x128Cluster1x2, "coop_256x128_1x2", 256, 128, 1, 2, Cooperative, Persistent)       \
+  X(kStreamKCoop128x256Cluster2x1, "skcoop_128x256_2x1", 128, 256, 2, 1, Cooperative, StreamK) \
+  X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)
 
 enum class TileConfig : std::uint8_t {
 #define CODA_TILE_CONFIG_ENUMERATOR(id, name, tm, tn, cm, cn, schedule, scheduler) id,

@@ -19,7 +19,6 @@
 // epilogue is built first, and the mainloop gets the shared memory it leaves.
 #pragma once
 
-#include <numeric>
 #include <type_traits>
 
 #include <cute/tensor.hpp>
@@ -38,32 +37,15 @@ namespace coda::gemm {
 
 namespace detail {
 
-// The schedules of config.hpp's list. EpilogueTile<TileShape>: the epilogue's subtile.
 struct Cooperative {
   using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
-  template <class TileShape>
   using EpilogueTile = cute::Shape<cute::_128, cute::_32>;  // what EpilogueTileAuto picks
-  static constexpr bool kSplitN = false;
 };
 struct Pingpong {
   using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
-  template <class TileShape>
   using EpilogueTile = cute::Shape<cute::_64, cute::_32>;
-  static constexpr bool kSplitN = false;
-};
-// Cooperative with the two consumer warp groups side by side along N, each computing a
-// TileM × TileN/2 half (cuBLASLt's "coop" kernels that split the other mode). CUTLASS's builder
-// only splits along M, so GemmKernel swaps the builder's TiledMma (WithSplitN). CUTLASS's epilogue
-// hands every subtile to all 256 threads, so the subtile spans both halves: 64 rows × TileN.
-struct CooperativeSplitN {
-  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
-  using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
-  template <class TileShape>
-  using EpilogueTile =
-      cute::Shape<cute::_64, cute::remove_cvref_t<decltype(cute::get<1>(TileShape{}))>>;
-  static constexpr bool kSplitN = true;
 };
 
 template <int TileM, int TileN, int ClusterM, int ClusterN, class Schedule_, class Scheduler_>
@@ -90,54 +72,19 @@ template <class Program>
 struct AccumulatesIntoD<Program, std::void_t<decltype(Program::kAccumulateIntoD)>>
     : std::bool_constant<Program::kAccumulateIntoD> {};
 
-// The builder's collective with its D copy (smem -> gmem) replaced by `StoreOp` and, unless
-// `SmemAtom` is void, the swizzle atom of C's and D's shared memory by `SmemAtom`.
-template <class Collective, class StoreOp, class SmemAtom>
-struct WithParts;
+// The builder's collective with its D copy (smem -> gmem) replaced by `StoreOp`.
+template <class Collective, class StoreOp>
+struct WithStoreOp;
 template <class Policy, class CtaTile, class EpiTile, class EC, class SC, class ED, class SD,
           class Fusion, class G2S, class AtomC, class S2R, class S2G, class AtomD, class R2S,
-          class CopyAtomC, class R2R, class StoreOp, class SmemAtom>
-struct WithParts<cutlass::epilogue::collective::CollectiveEpilogue<
-                     Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, AtomC, S2R, S2G, AtomD,
-                     R2S, CopyAtomC, R2R>,
-                 StoreOp, SmemAtom> {
-  template <class Builders>
-  using Atom = std::conditional_t<std::is_void_v<SmemAtom>, Builders, SmemAtom>;
+          class CopyAtomC, class R2R, class StoreOp>
+struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
+                       Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, AtomC, S2R, S2G,
+                       AtomD, R2S, CopyAtomC, R2R>,
+                   StoreOp> {
   using type = cutlass::epilogue::collective::CollectiveEpilogue<
-      Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, Atom<AtomC>, S2R, StoreOp,
-      Atom<AtomD>, R2S, CopyAtomC, R2R>;
-};
-
-// The builder's mainloop, with its TiledMma split along N when SplitN: two warp groups side by
-// side, each an m64 wgmma of half the tile's width, repeated down the tile's M. The second warp
-// group's B starts TileN/2 into B's shared memory, so an N-major B takes a swizzle atom that
-// divides the half (a 192-wide tile: 32 columns, not the builder's 64).
-template <class Collective, class LayoutA, class LayoutB, bool SplitN>
-struct WithSplitN {
-  using type = Collective;
-};
-template <class Policy, class TileShape, class EA, class SA, class EB, class SB, class TiledMma,
-          class CopyA, class AtomA, class S2RA, class TransformA, class CopyB, class AtomB,
-          class S2RB, class TransformB, class LayoutA, class LayoutB>
-struct WithSplitN<cutlass::gemm::collective::CollectiveMma<Policy, TileShape, EA, SA, EB, SB,
-                                                           TiledMma, CopyA, AtomA, S2RA, TransformA,
-                                                           CopyB, AtomB, S2RB, TransformB>,
-                  LayoutA, LayoutB, true> {
-  using HalfN = cute::Int<cute::size<1>(TileShape{}) / 2>;
-  using BlockK = cute::remove_cvref_t<decltype(cute::get<2>(TileShape{}))>;
-  static constexpr cute::GMMA::Major kMajorA =
-      cutlass::gemm::collective::detail::gmma_ss_tag_to_major_A<EA, LayoutA>();
-  static constexpr cute::GMMA::Major kMajorB =
-      cutlass::gemm::collective::detail::gmma_ss_tag_to_major_B<EB, LayoutB>();
-  using SplitMma = decltype(cute::make_tiled_mma(
-      cute::GMMA::ss_op_selector<EA, EB, float, cute::Shape<cute::_64, HalfN, BlockK>, kMajorA,
-                                 kMajorB>(),
-      cute::Layout<cute::Shape<cute::_1, cute::_2, cute::_1>>{}));
-  using HalfAtomB = decltype(cutlass::gemm::collective::detail::ss_smem_selector<
-                             kMajorB, EB, HalfN, BlockK>());
-  using type = cutlass::gemm::collective::CollectiveMma<Policy, TileShape, EA, SA, EB, SB,
-                                                        SplitMma, CopyA, AtomA, S2RA, TransformA,
-                                                        CopyB, HalfAtomB, S2RB, TransformB>;
+      Policy, CtaTile, EpiTile, EC, SC, ED, SD, Fusion, G2S, AtomC, S2R, StoreOp, AtomD, R2S,
+      CopyAtomC, R2R>;
 };
 
 // The epilogue's load stages for Program under Schedule: Program::kCooperativeEpilogueLoadStages
@@ -179,52 +126,6 @@ struct EpilogueTileOf<Program, Default, std::void_t<decltype(Program::kEpilogueT
                            cute::Int<Program::kEpilogueTileN>>;
 };
 
-// The epilogue collective: CUTLASS's builder's, and the swizzle atom its shared memory needs (void:
-// the builder's). Under the split-N schedule the builder refuses a 64-row subtile for 256 threads,
-// so its implementation is built directly, with the dispatch policy the builder gives the
-// Cooperative schedule (a fragment of subtile ÷ 256 values a thread).
-template <class Schedule, class TileShape, class ClusterShape, class EpilogueTile, class ElementD,
-          class LayoutD, int AlignmentD, class Callbacks>
-struct EpilogueBuilder {
-  using type = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
-      float, float, void, LayoutD, AlignmentD, ElementD, LayoutD, AlignmentD,
-      typename Schedule::Epilogue, Callbacks>::CollectiveOp;
-  using SmemAtom = void;
-};
-template <class TileShape, class ClusterShape, class EpilogueTile, class ElementD, class LayoutD,
-          int AlignmentD, class Callbacks>
-struct EpilogueBuilder<CooperativeSplitN, TileShape, ClusterShape, EpilogueTile, ElementD, LayoutD,
-                       AlignmentD, Callbacks> {
-  using BuilderPolicy = decltype(cutlass::epilogue::collective::detail::sm90_get_tma_dispatch_policy<
-                                 TileShape, EpilogueTile, void, ElementD,
-                                 cutlass::epilogue::TmaWarpSpecializedCooperative>());
-  // One D stage: a 64 × TileN subtile is 24–32 KB of bf16, and a second one would cost the
-  // mainloop its fourth stage (cuBLASLt runs these tiles with four).
-  using Policy = cutlass::epilogue::Sm90TmaWarpSpecialized<
-      BuilderPolicy::StagesC, 1, BuilderPolicy::FragmentSize, BuilderPolicy::ReuseSmemC,
-      BuilderPolicy::DelayTmaStore>;
-  using type = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderImpl<
-      TileShape, EpilogueTile, float, float, void, LayoutD, AlignmentD, ElementD, LayoutD,
-      AlignmentD, Callbacks, Policy>::CollectiveOp;
-  // The second warp group's columns start TileN/2 into the subtile; the swizzle atom of the
-  // epilogue's shared memory must divide that (a 192-wide tile: 32 columns, not the builder's 64).
-  static constexpr int kAtomN = std::gcd(cute::size<1>(TileShape{}) / 2, 64);
-  using SmemAtom = decltype(cutlass::gemm::collective::detail::ss_smem_selector<
-                            cute::GMMA::Major::K, ElementD, cute::_64, cute::Int<kAtomN>>());
-};
-
-// Whether the epilogue's load pipeline and its load nodes (which read the stage count from the
-// context's descriptor) agree. Split-N kernels run the plain GEMM only (no load nodes), and
-// CUTLASS's descriptor refuses their subtile.
-template <class Collective, class Context, bool SplitN>
-constexpr bool load_stages_agree() {
-  if constexpr (SplitN)
-    return true;
-  else
-    return Collective::DispatchPolicy::StagesC == Context::Descriptor::StagesC;
-}
-
 // Whether Program has `template <class Ctx> using Callbacks = ...;` for this Ctx.
 template <class Program, class Ctx, class = void>
 struct HasCallbacks : std::false_type {};
@@ -234,6 +135,7 @@ struct HasCallbacks<Program, Ctx, std::void_t<typename Program::template Callbac
 
 }  // namespace detail
 
+// The CUTLASS types of each config of config.hpp's list.
 template <TileConfig> struct TileConfigTraits;
 #define CODA_TILE_CONFIG_TRAITS(id, name, tm, tn, cm, cn, schedule, scheduler)          \
   template <>                                                                            \
@@ -273,15 +175,14 @@ struct GemmKernel {
   using Tile = TileConfigTraits<Config>;
   using TileShape = typename Tile::TileShape;
   using ClusterShape = typename Tile::ClusterShape;
-  using Schedule = typename Tile::Schedule;
-  using EpilogueTile = typename detail::EpilogueTileOf<
-      Program, typename Schedule::template EpilogueTile<TileShape>>::type;
+  using EpilogueTile =
+      typename detail::EpilogueTileOf<Program, typename Tile::Schedule::EpilogueTile>::type;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
   static constexpr int kEpilogueLoadStages =
-      detail::EpilogueLoadStagesOf<Program, Schedule>::value;
+      detail::EpilogueLoadStagesOf<Program, typename Tile::Schedule>::value;
   using EpilogueContext = epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD,
-                                                    typename Schedule::Epilogue,
+                                                    typename Tile::Schedule::Epilogue,
                                                     kEpilogueLoadStages>;
   static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
                 "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
@@ -289,28 +190,28 @@ struct GemmKernel {
   using Callbacks = typename Program::template Callbacks<EpilogueContext>;
 
   // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
-  using EpilogueBuilder = detail::EpilogueBuilder<Schedule, TileShape, ClusterShape, EpilogueTile,
-                                                  ElementD, LayoutD, kAlignmentD, Callbacks>;
+  using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
+      ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
+      kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
   static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
   static_assert(!kAccumulateIntoD || std::is_same_v<ElementD, cutlass::bfloat16_t> ||
                     std::is_same_v<ElementD, float>,
                 "kAccumulateIntoD: TMA reduce-add into D is supported for bf16 and fp32 D only");
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
-  using CollectiveEpilogue = typename detail::WithParts<
-      typename detail::WithLoadStages<typename EpilogueBuilder::type, kEpilogueLoadStages>::type,
-      DStoreOp, typename EpilogueBuilder::SmemAtom>::type;
-  static_assert(detail::load_stages_agree<CollectiveEpilogue, EpilogueContext, Schedule::kSplitN>(),
+  using CollectiveEpilogue = typename detail::WithStoreOp<
+      typename detail::WithLoadStages<BuiltEpilogue, kEpilogueLoadStages>::type, DStoreOp>::type;
+  static_assert(CollectiveEpilogue::DispatchPolicy::StagesC ==
+                    EpilogueContext::Descriptor::StagesC,
                 "the epilogue's load nodes and its load pipeline must have the same stage count");
 
-  using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,
       ElementB, LayoutB, kAlignmentAB, ElementAccumulator, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
-      typename Schedule::Mainloop>::CollectiveOp;
-  using CollectiveMainloop =
-      typename detail::WithSplitN<BuiltMainloop, LayoutA, LayoutB, Schedule::kSplitN>::type;
+      typename Tile::Schedule::Mainloop>::CollectiveOp;
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
                                                       CollectiveMainloop, CollectiveEpilogue,
