@@ -29,8 +29,6 @@ int run_epilogue_bench(const BenchArgs& args) {
   const GemmShape shapes[] = {
       {"8B", "o", "fwd", gemm::OperandLayout::kAkBk, args.tokens(), 4096, 4096},
       {"8B", "gate_up", "fwd", gemm::OperandLayout::kAkBk, args.tokens(), 28672, 4096}};
-  const gemm::TileConfig configs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
-                                      gemm::TileConfig::kPingpong128x128Cluster2x1};
   struct Row { std::string family, program, shape, config; double ms, plain_ms, cublas_ms, over_plain; };
   std::vector<Row> rows;
   for (const GemmShape& s : shapes) {
@@ -41,7 +39,7 @@ int run_epilogue_bench(const BenchArgs& args) {
         targets(s.m * 4), target_logits(s.m * 4), rstd(s.m * 4);
     std::vector<float> one = {1.0f};
     check_cuda(cudaMemcpy(alpha.get(), one.data(), 4, cudaMemcpyHostToDevice), "alpha");
-    for (gemm::TileConfig config : configs) {
+    for (gemm::TileConfig config : epilogue::kProgramConfigs) {
       const gemm::KernelChoice choice{config};
       const epilogue::PartialLayout row_layout = epilogue::per_row_partial_layout(config, s.m, s.n);
       DeviceAlloc row_partials(row_layout.floats() * 4);

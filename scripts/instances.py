@@ -53,9 +53,19 @@ PROGRAMS_DIR = ROOT / "kernels/coda/programs"
 DECLARATION = re.compile(r"^CODA_COMPILE_(PROGRAM|EXAMPLE)\((\w+), k(AkBk|AkBn|AmBn), (bf16|float|void)\);$",
                          re.M)
 D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
-# Every program compiles in one Cooperative and one Pingpong config (the configs an op's
-# options.choice may force), an fp32 D in the Cooperative one only (the plain fp32 GEMMs' config).
-EPILOGUE_CONFIGS = ["kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"]
+# Every program compiles in the configs of kProgramConfigs (include/coda/epilogue/program_launchers.hpp:
+# one Cooperative and one Pingpong, the configs an op's options.choice may force), an fp32 D in the
+# first only (the Cooperative one, the plain fp32 GEMMs' config).
+def read_program_configs():
+    text = (ROOT / "include/coda/epilogue/program_launchers.hpp").read_text()
+    body = re.search(r"kProgramConfigs\[\] = \{([^}]*)\}", text)
+    assert body, "program_launchers.hpp: no kProgramConfigs[] = {...} list"
+    configs = re.findall(r"TileConfig::(k\w+)", body.group(1))
+    assert configs and all(c in CONFIGS for c in configs), f"kProgramConfigs names unknown configs: {configs}"
+    return configs
+
+
+EPILOGUE_CONFIGS = read_program_configs()
 
 
 class Program:

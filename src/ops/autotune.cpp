@@ -19,6 +19,7 @@
 
 #include "autotune_file.hpp"
 #include "coda/device_check.hpp"
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/status.hpp"
 #include "tuned_launch.hpp"
 
@@ -264,8 +265,7 @@ bool autotune_enabled() {
 const std::vector<gemm::KernelChoice>& program_candidates() {
   static const std::vector<gemm::KernelChoice> candidates = [] {
     std::vector<gemm::KernelChoice> v;
-    for (gemm::TileConfig c :
-         {gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1})
+    for (gemm::TileConfig c : epilogue::kProgramConfigs)
       for (gemm::RasterOrder r : {gemm::RasterOrder::kAlongM, gemm::RasterOrder::kAlongN})
         for (int swizzle : {1, 2, 4, 8}) v.push_back({c, r, swizzle, gemm::Decomposition::kHeuristic});
     return v;

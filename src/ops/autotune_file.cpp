@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "autotune_file.hpp"
 
+#include "coda/epilogue/program_launchers.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -238,8 +240,6 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
       throw Malformed{"written for " + describe(file.identity) + ", not " + describe(expect)};
     const Json& winners = field(doc, "winners");
     if (winners.kind != Json::kArray) throw Malformed{"\"winners\" is not an array"};
-    constexpr gemm::TileConfig kConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
-                                             gemm::TileConfig::kPingpong128x128Cluster2x1};
     constexpr gemm::RasterOrder kRasters[] = {gemm::RasterOrder::kHeuristic,
                                               gemm::RasterOrder::kAlongM,
                                               gemm::RasterOrder::kAlongN};
@@ -254,7 +254,7 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
         if (key.m_bucket != autotune_m_bucket(key.m_bucket))
           throw Malformed{"m_bucket " + std::to_string(key.m_bucket) + " is not a bucket"};
         TuneWinner winner;
-        winner.choice.config = enum_field(w, "config", kConfigs);
+        winner.choice.config = enum_field(w, "config", epilogue::kProgramConfigs);
         winner.choice.raster = enum_field(w, "raster", kRasters);
         winner.choice.swizzle = int(int_field(w, "swizzle", 1, 8));
         if (winner.choice.swizzle & (winner.choice.swizzle - 1))

@@ -198,10 +198,6 @@ const OpTableEntry* op_table_of(gemm::TunedGpu gpu) {
   return nullptr;
 }
 
-bool is_program_config(gemm::TileConfig c) {
-  return c == TileConfig::kCoop128x256Cluster2x1 || c == TileConfig::kPingpong128x128Cluster2x1;
-}
-
 }  // namespace
 
 gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
@@ -210,10 +206,13 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   const std::optional<gemm::KernelChoice> given =
       options.choice ? options.choice : forced_op_choice(call.op);
   if (!given) return op_choice(call.op, call.m, call.n, call.k);
-  if (!is_program_config(given->config))
-    check.fail(std::string("options.choice.config: the fused ops are compiled for "
-                           "coop_128x256_2x1 and pingpong_128x128_2x1; got ") +
+  if (!epilogue::has_program_instance(given->config)) {
+    std::string compiled;
+    for (TileConfig c : epilogue::kProgramConfigs)
+      compiled += std::string(compiled.empty() ? "" : " and ") + gemm::to_string(c);
+    check.fail("options.choice.config: the fused ops are compiled for " + compiled + "; got " +
                gemm::to_string(given->config));
+  }
   if (given->decomposition == Decomposition::kStreamK)
     check.fail("options.choice.decomposition: the fused ops do not run stream-K");
   return *given;
