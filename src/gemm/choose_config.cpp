@@ -43,12 +43,19 @@ constexpr int kSms = 132;
 // and the tile, raster and swizzle tuned at one token count keep their ranking at another.
 constexpr long kManyWaveTiles = 4 * kSms;
 
-// A choice made for another shape whose tiles fill less of their waves than this runs stream-K
+// A choice made for another shape whose tiles fill less of their waves than this is replaced
 // (fill_last_wave). On the H100 at M = 9216 (1B widths: 4.4 waves, 87 % filled) stream-K was
 // 4–13 % ahead on four shapes; at M = 11951 (5.7 waves, 95 %) on none; at M = 3000 and 5194
 // (1.5 and 2.5 waves) the data-parallel choice ran 0.76–0.85 × cuBLAS (bench/RESULTS.md,
 // fifteenth and sixteenth sessions).
 constexpr double kMinWaveFill = 0.9;
+
+// From this K on, splitting K over the SMs (stream-K) fills a short last wave at a small share of
+// each CTA's work. Below it, on the H100 at M = 1024–5194, stream-K ran 3–34 % behind the best
+// data-parallel kernel on every 1B/8B shape where it had been chosen, and with K >= 8192 the
+// forced stream-K decomposition ran 10–26 % ahead of CUTLASS's heuristic one on the 1B shapes
+// at M = 1536 and 5194 (bench/RESULTS.md, nineteenth session).
+constexpr int kStreamKMinK = 8192;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
 
@@ -103,10 +110,24 @@ double wave_fill(const KernelChoice& choice, int m, int n) {
   return work / (std::ceil(work / kSms) * kSms);
 }
 
-KernelChoice fill_last_wave(KernelChoice choice, int m, int n) {
+double sm_fill(const KernelChoice& choice, int m, int n) {
+  KernelChoice one = choice;
+  one.swizzle = 1;
+  const double tiles = double(scheduled_tiles(one, m, n));
+  return tiles / (std::ceil(tiles / kSms) * kSms);
+}
+
+KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
   if (is_stream_k(choice.config) || wave_fill(choice, m, n) >= kMinWaveFill) return choice;
-  return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
-          Decomposition::kHeuristic};
+  if (k >= kStreamKMinK)
+    return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+            Decomposition::kStreamK};
+  const KernelChoice pingpong =
+      choice.config == TileConfig::kPingpong128x128Cluster2x1
+          ? choice
+          : KernelChoice{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kHeuristic, 1,
+                         Decomposition::kHeuristic};
+  return sm_fill(pingpong, m, n) >= kMinWaveFill ? pingpong : choice;
 }
 
 std::string choice_literal(const KernelChoice& c) {
@@ -186,7 +207,7 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k) {
   const TableChoice t = table_choice(gpu, layout, d_dtype, m, n, k);
-  return t.as_tuned ? t.choice : fill_last_wave(t.choice, m, n);
+  return t.as_tuned ? t.choice : fill_last_wave(t.choice, m, n, k);
 }
 
 KernelChoice choose_data_parallel_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {

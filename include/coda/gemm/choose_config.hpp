@@ -81,10 +81,16 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
 // as half a 128 × 256 one): 1 when the last wave is full, 0.5 for one and a half waves.
 double wave_fill(const KernelChoice& choice, int m, int n);
 
-// `choice`, made for another shape, or — where its tiles fill less than 90 % of their waves —
-// Cooperative stream-K with CUTLASS's heuristic decomposition, which runs the whole waves data
-// parallel and splits the last one's tiles along K over every SM.
-KernelChoice fill_last_wave(KernelChoice choice, int m, int n);
+// The share of 132 SMs that `choice`'s tiles at M × N keep busy over their waves, one tile per SM
+// (swizzle 1): what a Pingpong 128 × 128 kernel with fewer than two tiles an SM fills, each SM
+// running one tile where `wave_fill` counts half a 128 × 256 one.
+double sm_fill(const KernelChoice& choice, int m, int n);
+
+// `choice`, made for another shape, unless its tiles fill less than 90 % of their waves
+// (wave_fill); then, with K >= 8192, Cooperative stream-K with the stream-K decomposition
+// (whole waves data parallel, the last one's tiles split along K over every SM); with a shorter K,
+// Pingpong 128 × 128 where its tiles keep 90 % of the SMs busy (sm_fill), else `choice` as is.
+KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k);
 
 // `{TileConfig::kX, RasterOrder::kY, swizzle, Decomposition::kZ}`: a choice as the tuned tables
 // (src/gemm/kernel_table_<gpu>.inc, src/ops/op_table_<gpu>.inc) spell it.

@@ -179,36 +179,51 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
   EXPECT_EQ(pingpong_fitted.raster, RasterOrder::kAlongN);
 }
 
-// The share of the SM waves a choice's tiles fill, and stream-K where the last wave would run
-// mostly empty (fill_last_wave).
-TEST(FillLastWave, StreamKWhereTheLastWaveIsMostlyEmpty) {
+// The share of the SM waves a choice's tiles fill, and what replaces a choice whose last wave
+// would run mostly empty (fill_last_wave): stream-K at long K, else Pingpong where its tiles
+// fill the SMs, else the choice.
+TEST(FillLastWave, ReplacesAChoiceWhoseLastWaveIsMostlyEmpty) {
   const KernelChoice coop{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1};
   // 1B o_proj N = K = 2048: M = 4096 is 32 × 8 = 256 tiles, 0.97 of two waves of 132.
   EXPECT_NEAR(wave_fill(coop, 4096, 2048), 256.0 / 264.0, 1e-12);
-  EXPECT_EQ(fill_last_wave(coop, 4096, 2048), coop);
-  // M = 3000: 24 × 8 = 192 tiles, 0.73 of two waves -> stream-K, heuristic decomposition.
+  EXPECT_EQ(fill_last_wave(coop, 4096, 2048, 2048), coop);
+  // M = 3000: 24 × 8 = 192 tiles, 0.73 of two waves. With K = 8192: stream-K, the stream-K
+  // decomposition.
   EXPECT_NEAR(wave_fill(coop, 3000, 2048), 192.0 / 264.0, 1e-12);
-  const KernelChoice sk = fill_last_wave(coop, 3000, 2048);
+  const KernelChoice sk = fill_last_wave(coop, 3000, 2048, 8192);
   EXPECT_EQ(sk.config, TileConfig::kStreamKCoop128x256Cluster2x1);
-  EXPECT_EQ(sk.decomposition, Decomposition::kHeuristic);
+  EXPECT_EQ(sk.decomposition, Decomposition::kStreamK);
   EXPECT_EQ(sk.swizzle, 1);
+  // With K = 2048: Pingpong, whose 24 × 16 tiles keep 384 of 396 SM slots busy.
+  const KernelChoice pp = fill_last_wave(coop, 3000, 2048, 2048);
+  EXPECT_EQ(pp.config, TileConfig::kPingpong128x128Cluster2x1);
+  EXPECT_NEAR(sm_fill(pp, 3000, 2048), 384.0 / 396.0, 1e-12);
+  // M = 1536, N = 3072: Pingpong's 12 × 24 tiles fill 288 of 396: the choice stays.
+  EXPECT_EQ(fill_last_wave(coop, 1536, 3072, 2048), coop);
   // A Pingpong tile of 128 × 128 is half the work: 64 × 16 tiles at 8192 × 2048 fill 512 / 528.
-  const KernelChoice pingpong{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1};
+  const KernelChoice pingpong{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2};
   EXPECT_NEAR(wave_fill(pingpong, 8192, 2048), 512.0 / 528.0, 1e-12);
+  // A Pingpong choice whose tiles fill the SMs stays as it is (M = 1024: 8 × 16 tiles on 132).
+  EXPECT_LT(wave_fill(pingpong, 1024, 2048), 0.9);
+  EXPECT_EQ(fill_last_wave(pingpong, 1024, 2048, 2048), pingpong);
   // A stream-K choice stays as it is.
   const KernelChoice tuned_sk{TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kAlongN, 2,
                               Decomposition::kStreamK};
-  EXPECT_EQ(fill_last_wave(tuned_sk, 3000, 2048), tuned_sk);
-  // Through choose_kernel: a shape no row names with a short last wave runs stream-K.
-  for (const auto& [gpu, table] : kGpus)
+  EXPECT_EQ(fill_last_wave(tuned_sk, 3000, 2048, 2048), tuned_sk);
+  // Through choose_kernel, shapes no row names with a short last wave: stream-K at K = 8192,
+  // Pingpong at K = 2048.
+  for (const auto& [gpu, table] : kGpus) {
     EXPECT_TRUE(is_stream_k(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 3000, 2048,
-                                              2048).config))
+                                              8192).config))
         << to_string(gpu);
+    EXPECT_EQ(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 3000, 2048, 2048).config,
+              TileConfig::kPingpong128x128Cluster2x1)
+        << to_string(gpu);
+  }
 }
 
 // The data-parallel choice for the fused dgrad programs and the cross-entropy chunk GEMMs: the
-// same tile, raster and swizzle choose_kernel picks before stream-K fills the last wave; never
-// stream-K.
+// same tile, raster and swizzle choose_kernel picks before fill_last_wave; never stream-K.
 TEST(ChooseKernel, DataParallelChoiceIsTheChoiceBeforeTheLastWaveFill) {
   for (const auto& [gpu, table] : kGpus)
     for (const Linear& l : kLinears)
@@ -222,20 +237,19 @@ TEST(ChooseKernel, DataParallelChoiceIsTheChoiceBeforeTheLastWaveFill) {
                                   std::to_string(l.in) + "x" + std::to_string(l.out);
         EXPECT_FALSE(is_stream_k(dp.config)) << where;
         EXPECT_EQ(dp.decomposition, Decomposition::kHeuristic) << where;
-        if (!is_stream_k(full.config)) {
-          EXPECT_EQ(dp.config, full.config) << where;
-          EXPECT_EQ(dp.raster, full.raster) << where;
-          EXPECT_EQ(dp.swizzle, full.swizzle) << where;
-        }
+        // The plain GEMM runs the same choice, or what fill_last_wave made of it.
+        if (!is_stream_k(full.config))
+          EXPECT_TRUE(full == dp || full == fill_last_wave(dp, tokens, l.in, l.out)) << where;
       }
-  // 1B o_proj dgrad at M = 3000 fills 0.73 of two waves: the plain GEMM runs stream-K, the
-  // data-parallel choice keeps the Cooperative tile with its fitted scheduler settings.
+  // 1B o_proj dgrad at M = 3000 fills 0.73 of two waves: the plain GEMM runs Pingpong (K = 2048),
+  // the data-parallel choice keeps the Cooperative tile with its fitted scheduler settings.
   const KernelChoice dp =
       choose_data_parallel_kernel_for(TunedGpu::kUntuned, OperandLayout::kAkBn, DType::kBF16,
                                       3000, 2048, 2048);
-  EXPECT_TRUE(is_stream_k(
+  EXPECT_EQ(
       choose_kernel_for(TunedGpu::kUntuned, OperandLayout::kAkBn, DType::kBF16, 3000, 2048, 2048)
-          .config));
+          .config,
+      TileConfig::kPingpong128x128Cluster2x1);
   EXPECT_EQ(dp, fit_swizzle(dp, 3000, 2048));
   EXPECT_FALSE(is_stream_k(dp.config));
 }
