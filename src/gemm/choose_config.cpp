@@ -50,11 +50,10 @@ constexpr long kManyWaveTiles = 4 * kSms;
 // fifteenth and sixteenth sessions).
 constexpr double kMinWaveFill = 0.9;
 
-// From this K on, splitting K over the SMs (stream-K) fills a short last wave at a small share of
-// each CTA's work. Below it, on the H100 at M = 1024–5194, stream-K ran 3–34 % behind the best
-// data-parallel kernel on every 1B/8B shape where it had been chosen, and with K >= 8192 the
-// forced stream-K decomposition ran 10–26 % ahead of CUTLASS's heuristic one on the 1B shapes
-// at M = 1536 and 5194 (bench/RESULTS.md, nineteenth session).
+// From this K on, a short last wave is split along K (stream-K, the stream-K decomposition: on
+// the H100 it ran 10–26 % ahead of CUTLASS's heuristic decomposition on the 1B long-K shapes at
+// M = 1536 and 5194). Below it, where another tile grid fills its waves, that grid ran 2–34 %
+// ahead of stream-K at M = 1024–5194 (bench/RESULTS.md, nineteenth session).
 constexpr int kStreamKMinK = 8192;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
@@ -119,15 +118,21 @@ double sm_fill(const KernelChoice& choice, int m, int n) {
 
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
   if (is_stream_k(choice.config) || wave_fill(choice, m, n) >= kMinWaveFill) return choice;
-  if (k >= kStreamKMinK)
-    return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
-            Decomposition::kStreamK};
+  const KernelChoice stream_k{TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+                              k >= kStreamKMinK ? Decomposition::kStreamK : Decomposition::kHeuristic};
+  if (k >= kStreamKMinK) return stream_k;
+  // A shorter K: another data-parallel tile grid that fills its waves, a 128 × 256 one (either
+  // cluster), else Pingpong 128 × 128 where its tiles keep the SMs busy; else stream-K.
+  for (TileConfig config : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kCoop128x256Cluster1x2}) {
+    const KernelChoice coop{config, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
+    if (wave_fill(coop, m, n) >= kMinWaveFill) return coop;
+  }
   const KernelChoice pingpong =
       choice.config == TileConfig::kPingpong128x128Cluster2x1
           ? choice
           : KernelChoice{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kHeuristic, 1,
                          Decomposition::kHeuristic};
-  return sm_fill(pingpong, m, n) >= kMinWaveFill ? pingpong : choice;
+  return sm_fill(pingpong, m, n) >= kMinWaveFill ? pingpong : stream_k;
 }
 
 std::string choice_literal(const KernelChoice& c) {

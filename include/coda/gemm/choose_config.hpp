@@ -89,7 +89,8 @@ double sm_fill(const KernelChoice& choice, int m, int n);
 // `choice`, made for another shape, unless its tiles fill less than 90 % of their waves
 // (wave_fill); then, with K >= 8192, Cooperative stream-K with the stream-K decomposition
 // (whole waves data parallel, the last one's tiles split along K over every SM); with a shorter K,
-// Pingpong 128 × 128 where its tiles keep 90 % of the SMs busy (sm_fill), else `choice` as is.
+// the first that fills 90 %: Cooperative 128 × 256 (2 × 1, then 1 × 2 cluster), Pingpong
+// 128 × 128 (sm_fill: one tile per SM), else stream-K with CUTLASS's heuristic decomposition.
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k);
 
 // `{TileConfig::kX, RasterOrder::kY, swizzle, Decomposition::kZ}`: a choice as the tuned tables

@@ -180,8 +180,8 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
 }
 
 // The share of the SM waves a choice's tiles fill, and what replaces a choice whose last wave
-// would run mostly empty (fill_last_wave): stream-K at long K, else Pingpong where its tiles
-// fill the SMs, else the choice.
+// would run mostly empty (fill_last_wave): stream-K at long K, else a tile grid that fills its
+// waves, else stream-K.
 TEST(FillLastWave, ReplacesAChoiceWhoseLastWaveIsMostlyEmpty) {
   const KernelChoice coop{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1};
   // 1B o_proj N = K = 2048: M = 4096 is 32 × 8 = 256 tiles, 0.97 of two waves of 132.
@@ -198,8 +198,17 @@ TEST(FillLastWave, ReplacesAChoiceWhoseLastWaveIsMostlyEmpty) {
   const KernelChoice pp = fill_last_wave(coop, 3000, 2048, 2048);
   EXPECT_EQ(pp.config, TileConfig::kPingpong128x128Cluster2x1);
   EXPECT_NEAR(sm_fill(pp, 3000, 2048), 384.0 / 396.0, 1e-12);
-  // M = 1536, N = 3072: Pingpong's 12 × 24 tiles fill 288 of 396: the choice stays.
-  EXPECT_EQ(fill_last_wave(coop, 1536, 3072, 2048), coop);
+  // M = 1536, N = 3072: no grid fills its waves (Pingpong's 12 × 24 tiles 288 of 396): stream-K
+  // with CUTLASS's heuristic decomposition.
+  const KernelChoice short_k = fill_last_wave(coop, 1536, 3072, 2048);
+  EXPECT_EQ(short_k.config, TileConfig::kStreamKCoop128x256Cluster2x1);
+  EXPECT_EQ(short_k.decomposition, Decomposition::kHeuristic);
+  // M = 5194, N = 4096: the 2 × 1 cluster pads 41 tile rows to 42 (672 tiles, 0.85 of 6 waves),
+  // the 1 × 2 one does not (656 of 660).
+  const KernelChoice pingpong_8b{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1};
+  const KernelChoice coop_1x2 = fill_last_wave(pingpong_8b, 5194, 4096, 4096);
+  EXPECT_EQ(coop_1x2.config, TileConfig::kCoop128x256Cluster1x2);
+  EXPECT_EQ(coop_1x2.raster, RasterOrder::kHeuristic);
   // A Pingpong tile of 128 × 128 is half the work: 64 × 16 tiles at 8192 × 2048 fill 512 / 528.
   const KernelChoice pingpong{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2};
   EXPECT_NEAR(wave_fill(pingpong, 8192, 2048), 512.0 / 528.0, 1e-12);
