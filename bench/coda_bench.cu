@@ -6,6 +6,8 @@
 //                   [--rounds N] [--confirm-rounds N] [--min-gain 0.02]
 //                  (a pick replaces the choice the GPU makes today only where fresh head-to-head
 //                  rounds confirm it --min-gain faster; gemm_tune.cu)
+//   coda-bench choose --gpu h100|h200|untuned  < "fwd|dgrad|wgrad M N K" lines
+//                  (the plain GEMM's choice per shape, on any machine: gemm_choose.cpp)
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
 //                  [--rounds N] [--tokens M] [--autotune] [--json results.json]
@@ -26,10 +28,17 @@
 int main(int argc, char** argv) {
   using coda::bench::BenchArgs;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: coda-bench {gemm|tune|epilogue|ops|tune-ops} [options]\n");
+    std::fprintf(stderr, "usage: coda-bench {gemm|tune|choose|epilogue|ops|tune-ops} [options]\n");
     return 2;
   }
   const std::string command = argv[1];
+  if (command == "choose") {  // no GPU, its own one flag
+    if (argc != 4 || std::string(argv[2]) != "--gpu") {
+      std::fprintf(stderr, "usage: coda-bench choose --gpu h100|h200|untuned < shapes\n");
+      return 2;
+    }
+    return coda::bench::run_choose(argv[3]);
+  }
   BenchArgs args;
   for (int i = 0; i < argc; ++i) args.command += (i ? " " : "") + std::string(argv[i]);
   if (const char* c = std::getenv("CODA_COMMIT")) args.commit = c;
@@ -88,6 +97,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "coda-bench: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "coda-bench: unknown command %s (gemm, tune, epilogue, ops, tune-ops)\n", command.c_str());
+  std::fprintf(stderr, "coda-bench: unknown command %s (gemm, tune, choose, epilogue, ops, tune-ops)\n", command.c_str());
   return 2;
 }

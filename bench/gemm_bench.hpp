@@ -30,6 +30,7 @@ struct BenchArgs {
 
 int run_gemm_bench(const BenchArgs& args);
 int run_tune(const BenchArgs& args);
+int run_choose(const std::string& gpu);  // gemm_choose.cpp; no GPU
 int run_epilogue_bench(const BenchArgs& args);
 int run_ops_bench(const BenchArgs& args, bool tune);
 
