@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `coda-bench choose --gpu h100|h200|untuned`: the plain GEMM's kernel choice (gemm::choose_kernel_for)
-// for each line "fwd|dgrad|wgrad M N K" on stdin, printed as "<line>  <choice>" in the tuner's
-// spelling. Runs on any machine (no GPU): scripts/gemm_rule_replay.py prices a changed rule on
-// the GPU's tuner logs before the GPU runs it.
+// `coda-bench choose --gpu h100|h200|untuned`: the kernel a GPU would run, for each line on stdin,
+// printed as "<line>  <choice>" in the tuners' spelling:
+//   "fwd|dgrad|wgrad M N K"   the plain GEMM (gemm::choose_kernel_for)
+//   "op NAME M N K"           a fused op at its call's M × N × K (ops::detail::op_choice: the
+//                             GPU's op table, else the op's fallback; `untuned`: the fallback)
+// Runs on any machine (no GPU): scripts/gemm_rule_replay.py and scripts/rule_coverage.py price a
+// choice on the GPU's tuner logs before the GPU runs it.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "coda/gemm/choose_config.hpp"
+#include "coda/ops/op_key.hpp"
 #include "gemm_bench.hpp"
 #include "gemm_variants.hpp"
+#include "src/ops/op_checks.hpp"
 
 namespace coda::bench {
 
@@ -26,19 +32,31 @@ int run_choose(const std::string& gpu_name) {
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream in(line);
-    std::string pass;
-    int m = 0, n = 0, k = 0;
-    if (!(in >> pass >> m >> n >> k) || m <= 0 || n <= 0 || k <= 0 ||
-        (pass != "fwd" && pass != "dgrad" && pass != "wgrad")) {
-      std::fprintf(stderr, "coda-bench choose: expected \"fwd|dgrad|wgrad M N K\", got \"%s\"\n",
+    std::string pass, op_name;
+    long m = 0, n = 0, k = 0;
+    const bool op = line.rfind("op ", 0) == 0;
+    if (op) in >> pass >> op_name;
+    else in >> pass;
+    const std::optional<ops::OpKey> key = ops::op_key_from_name(op_name);
+    if (!(in >> m >> n >> k) || m <= 0 || n <= 0 || k <= 0 || m > (1L << 31) ||
+        n > (1L << 31) || k > (1L << 31) || (op && !key) ||
+        (!op && pass != "fwd" && pass != "dgrad" && pass != "wgrad")) {
+      std::fprintf(stderr,
+                   "coda-bench choose: expected \"fwd|dgrad|wgrad M N K\" or \"op NAME M N K\" "
+                   "(NAME an op key, positive dims), got \"%s\"\n",
                    line.c_str());
       return 2;
     }
-    const gemm::OperandLayout layout = pass == "fwd"     ? gemm::OperandLayout::kAkBk
-                                       : pass == "dgrad" ? gemm::OperandLayout::kAkBn
-                                                         : gemm::OperandLayout::kAmBn;
-    const gemm::KernelChoice c = gemm::choose_kernel_for(gpu, layout, DType::kBF16, m, n, k);
-    std::printf("%s %d %d %d  %s\n", pass.c_str(), m, n, k, choice_name(c).c_str());
+    gemm::KernelChoice c;
+    if (op) {
+      c = ops::detail::op_choice(gpu, *key, m, n, k);
+    } else {
+      const gemm::OperandLayout layout = pass == "fwd"     ? gemm::OperandLayout::kAkBk
+                                         : pass == "dgrad" ? gemm::OperandLayout::kAkBn
+                                                           : gemm::OperandLayout::kAmBn;
+      c = gemm::choose_kernel_for(gpu, layout, DType::kBF16, int(m), int(n), int(k));
+    }
+    std::printf("%s  %s\n", line.c_str(), choice_name(c).c_str());
   }
   return 0;
 }

@@ -1,37 +1,38 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""How close a fused op's untuned rule comes to the best kernel, from `coda-bench tune-ops` logs
+"""How close a fused op's untuned choice comes to the best kernel, from `coda-bench tune-ops` logs
 (every candidate's median per-round ratio to cuBLAS, per shape). Issue 13 asks that the rule alone
 be within 0.92 of the best candidate on every benchmarked shape; this prints, per log, how many
 shapes it is, the misses, and the same for every fixed candidate (what a rule could be built on).
 
-    python3 scripts/rule_coverage.py bench/results/tune_ops_fwd.h100.log bench/results/tune_ops_fwd.h200.log
+    python3 scripts/rule_coverage.py <build>/bench/coda-bench bench/results/tune_ops_fwd.h100.log bench/results/tune_ops_fwd.h200.log
 
-The rule is restated from detail::forward_program_rule (src/ops/op_checks.cpp), and for the
-QK-norm ops that save Pre from detail::fallback_of (the same file: the base op's choice in
-Pingpong, since under Cooperative the Pre tile's store stages leave the mainloop two): keep them in
-step.
+The untuned choice is the build's own: `coda-bench choose --gpu untuned` runs
+ops::detail::op_choice with no table, i.e. the op's fallback (detail::fallback_of: the forward
+rule, the QK-norm save-Pre ops' base choice in Pingpong) fitted to the shape. No GPU is needed.
 """
 import re
 import statistics
+import subprocess
 import sys
 
 CANDIDATE = re.compile(r"\s+candidate (\w+)\s+along (M|N) swizzle (\d+)\s+[\d.]+ ms\s+([\d.]+) x cuBLAS")
 ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+),.*// (\w+):")
 
 
-def forward_program_rule(m, n, k):
-    coop = k >= 8192
-    rows, cols = ((m + 127) // 128 + 1) // 2 * 2, -(-n // (256 if coop else 128))
-    along_m = rows < cols and m * k * 2 <= 16 << 20
-    raster = "M" if along_m else "N"
-    return ("coop", raster, 4) if coop else ("pingpong", raster, 2 if along_m else 1)
-
-
-def untuned_choice(op, m, n, k):
-    """What an op runs at a shape no table row is near."""
-    _, raster, swizzle = forward_program_rule(m, n, k)
-    return ("pingpong", raster, swizzle) if op.endswith("QknormRopeSavePre") else forward_program_rule(m, n, k)
+def untuned_choices(coda_bench, rows):
+    """The build's choice per row with no table: (schedule, raster, swizzle) as the logs spell it."""
+    def name(identifier):  # kLinearRmsnormSwiglu -> linear_rmsnorm_swiglu
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", identifier[1:]).lower()
+    query = "".join(f"op {name(op)} {m} {n} {k}\n" for op, _, (m, n, k), _ in rows)
+    out = subprocess.run([coda_bench, "choose", "--gpu", "untuned"], input=query, capture_output=True,
+                         text=True, check=True).stdout.strip().split("\n")
+    choices = []
+    for line in out:
+        config, raster, swizzle = line.split("  ", 1)[1].split()[:3]
+        choices.append(("pingpong" if config.startswith("pingpong") else "coop",
+                        raster[-1].upper(), int(swizzle[1:])))
+    return choices
 
 
 def shapes(log):
@@ -45,24 +46,27 @@ def shapes(log):
             candidates = {}
 
 
-def coverage(rows, pick):
-    fractions = [min(c.values()) / c[pick(op, *mnk)] for op, _, mnk, c in rows]
+def coverage(rows, picks):
+    fractions = [min(c.values()) / c[pick] for (_, _, _, c), pick in zip(rows, picks)]
     return sum(f >= 0.92 for f in fractions), fractions
 
 
 def main():
-    for log in sys.argv[1:]:
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    coda_bench = sys.argv[1]
+    for log in sys.argv[2:]:
         rows = list(shapes(log))
         if not rows:
             sys.exit(f"{log}: no candidate lines (a tune-ops log from d276a61 on prints them)")
-        within, fractions = coverage(rows, untuned_choice)
+        within, fractions = coverage(rows, untuned_choices(coda_bench, rows))
         print(f"{log}: the rule is within 0.92 of the best on {within}/{len(rows)} shapes "
               f"(best/rule median {statistics.median(fractions):.3f}, min {min(fractions):.3f})")
         for (op, model, _, c), f in zip(rows, fractions):
             if f < 0.92:
                 print(f"  miss {op} {model}: {f:.3f} (best {min(c, key=c.get)})")
         for cand in sorted(rows[0][3]):
-            hits, fr = coverage(rows, lambda _op, _m, _n, _k, cand=cand: cand)
+            hits, fr = coverage(rows, [cand] * len(rows))
             print(f"  fixed {cand}: {hits}/{len(rows)}, min {min(fr):.3f}")
 
 

@@ -205,7 +205,7 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   // A choice passed in, or forced on this op for a benchmark (force_op_choice): checked alike.
   const std::optional<gemm::KernelChoice> given =
       options.choice ? options.choice : forced_op_choice(call.op);
-  if (!given) return op_choice(call.op, call.m, call.n, call.k);
+  if (!given) return op_choice(gemm::current_tuned_gpu(), call.op, call.m, call.n, call.k);
   if (!epilogue::has_program_instance(given->config)) {
     std::string compiled;
     for (TileConfig c : epilogue::kProgramConfigs)
@@ -218,11 +218,12 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   return *given;
 }
 
-gemm::KernelChoice op_choice(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k) {
+gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                             std::int64_t k) {
   // The op's nearest tuned shape on this GPU (gemm::tuned_shape_distance), if one is near.
   const OpTableEntry* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
-  if (const OpTableEntry* e = op_table_of(gemm::current_tuned_gpu()))
+  if (const OpTableEntry* e = op_table_of(gpu))
     for (; e->op != OpKey::kCount; ++e)
       if (e->op == op) {
         const double d = gemm::tuned_shape_distance(int(m), int(n), int(k), e->m, e->n, e->k);
@@ -230,29 +231,29 @@ gemm::KernelChoice op_choice(OpKey op, std::int64_t m, std::int64_t n, std::int6
       }
   // A row of this very shape was timed as is; any other choice gets a swizzle that fits its grid.
   if (nearest != nullptr && best == 0.0) return nearest->choice;
-  const gemm::KernelChoice chosen = nearest != nullptr ? nearest->choice : fallback_of(op, m, n, k);
+  const gemm::KernelChoice chosen =
+      nearest != nullptr ? nearest->choice : fallback_of(gpu, op, m, n, k);
   return gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op));
 }
 
-gemm::KernelChoice fallback_of(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k) {
+gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                               std::int64_t k) {
   switch (op) {
     case OpKey::kLinearRmsnormBwd:
     case OpKey::kLinearBiasGeluBwd:
     case OpKey::kLinearSwigluBwd: {
-      gemm::KernelChoice c = gemm::choose_data_parallel_kernel(
-          gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+      gemm::KernelChoice c = gemm::choose_data_parallel_kernel_for(
+          gpu, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
       if (op == OpKey::kLinearSwigluBwd)
         c.config = TileConfig::kPingpong128x128Cluster2x1;
       else if (c.config != TileConfig::kPingpong128x128Cluster2x1)
         c.config = TileConfig::kCoop128x256Cluster2x1;
       return c;
     }
-    case OpKey::kLinearCrossEntropy:
-      return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongM, 8,
-              Decomposition::kHeuristic};
     case OpKey::kLinearQknormRopeSavePre:
     case OpKey::kLinearRmsnormQknormRopeSavePre: {
-      gemm::KernelChoice c = op_choice(op == OpKey::kLinearQknormRopeSavePre
+      gemm::KernelChoice c = op_choice(gpu,
+                                       op == OpKey::kLinearQknormRopeSavePre
                                            ? OpKey::kLinearQknormRope
                                            : OpKey::kLinearRmsnormQknormRope,
                                        m, n, k);

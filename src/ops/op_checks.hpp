@@ -58,21 +58,25 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // eighteenth session).
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
 // An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
-// - the forward ops: forward_program_rule;
+// - the forward ops, the loss-only cross-entropy among them: forward_program_rule (the
+//   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the best
+//   candidate's speed on the H100's tuned shapes, where the rule is within 0.92: nineteenth session);
 // - the ops in a dgrad GEMM (`linear_rmsnorm_bwd`, `linear_bias_gelu_bwd`): the plain dgrad GEMM's
 //   data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain GEMM's last
 //   wave) mapped onto the programs' configs (Pingpong stays Pingpong, the rest Cooperative
 //   128×256 2×1); `linear_swiglu_bwd` takes it in Pingpong, whose epilogue (a packed tile load and
 //   store) overlaps the other warp group's mainloop;
-// - `linear_cross_entropy`: Pingpong (the exp overlaps the other warp group's mainloop) along M
-//   with swizzle 8, so that the CTAs in flight share W tiles in L2;
 // - a QK-norm op that saves Pre: its base op's choice (op_choice) in Pingpong; under Cooperative
 //   the Pre tile's store stages (a 128 × 128 subtile) leave the mainloop two stages.
-gemm::KernelChoice fallback_of(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k);
-// The kernel for `op` at M × N × K when none is given: the current GPU's tuned table
+// `gpu`: whose GEMM table the dgrad ops' kernel comes from (gemm::current_tuned_gpu() when an op
+// runs; another for a tool that asks what a GPU would run, `coda-bench choose`).
+gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                               std::int64_t k);
+// The kernel for `op` at M × N × K on `gpu` when none is given: that GPU's tuned table
 // (op_table_<gpu>.inc, nearest tuned shape), else fallback_of; either but a table row of this very
 // shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle, swizzle_fit_of).
-gemm::KernelChoice op_choice(OpKey op, std::int64_t m, std::int64_t n, std::int64_t k);
+gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                             std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);

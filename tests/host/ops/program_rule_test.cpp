@@ -16,6 +16,9 @@
 namespace coda::ops::detail {
 namespace {
 
+// The tables of no GPU: an op's own fallback at every shape.
+constexpr gemm::TunedGpu kHost = gemm::TunedGpu::kUntuned;
+
 TEST(ForwardProgramRule, PicksACompiledCandidateAtEveryShape) {
   const auto& candidates = program_candidates();
   for (std::int64_t m : {1, 300, 1024, 2048, 5194, 16384, 65536})
@@ -96,8 +99,8 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kHeuristic);
   // Through op_choice (no table on this host: the op's fallback, fitted by its own policy).
   for (std::int64_t m : {5194, 12000}) {
-    const gemm::KernelChoice fallback = fallback_of(OpKey::kLinearSwigluBwd, m, 8192, 2048);
-    EXPECT_EQ(op_choice(OpKey::kLinearSwigluBwd, m, 8192, 2048),
+    const gemm::KernelChoice fallback = fallback_of(kHost, OpKey::kLinearSwigluBwd, m, 8192, 2048);
+    EXPECT_EQ(op_choice(kHost, OpKey::kLinearSwigluBwd, m, 8192, 2048),
               gemm::fit_swizzle(fallback, int(m), 8192, swiglu_bwd));
   }
   // The defaults: swizzle 1 at M = 12000, and a Pingpong choice keeps its raster.
@@ -110,8 +113,8 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   }
 }
 
-// Every op's fallback (detail::fallback_of), at every shape of a grid, is a kernel the programs
-// are compiled for, whatever the plain GEMM's table or rule picked for the
+// Every op's choice (detail::op_choice and fallback_of), at every shape of a grid and with each
+// GPU's tables, is a kernel the programs are compiled for, whatever the plain GEMM's table or rule picked for the
 // dgrad ops (its menu has configs the programs lack: stream-K, split-N).
 TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
   for (int i = 0; i < int(OpKey::kCount); ++i)
@@ -121,34 +124,35 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
           const OpKey op = OpKey(i);
           SCOPED_TRACE(std::string(name(op)) + " " + std::to_string(m) + "x" + std::to_string(n) +
                        "x" + std::to_string(k));
-          const gemm::KernelChoice c = op_choice(op, m, n, k);
-          EXPECT_TRUE(epilogue::has_program_instance(c.config));
-          EXPECT_NE(c.decomposition, gemm::Decomposition::kStreamK);
-          EXPECT_TRUE(epilogue::has_program_instance(fallback_of(op, m, n, k).config));
+          for (gemm::TunedGpu gpu :
+               {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100, gemm::TunedGpu::kH200}) {
+            const gemm::KernelChoice c = op_choice(gpu, op, m, n, k);
+            EXPECT_TRUE(epilogue::has_program_instance(c.config)) << gemm::to_string(gpu);
+            EXPECT_NE(c.decomposition, gemm::Decomposition::kStreamK) << gemm::to_string(gpu);
+            EXPECT_TRUE(epilogue::has_program_instance(fallback_of(gpu, op, m, n, k).config));
+          }
         }
 }
 
 // What each op falls back to, where no tuned row is near.
 TEST(FallbackOf, NamesEachOpsOwnKernel) {
   const std::int64_t m = 3000, n = 8192, k = 2048;
-  EXPECT_EQ(fallback_of(OpKey::kLinearSwiglu, m, n, k), forward_program_rule(m, n, k));
-  EXPECT_EQ(fallback_of(OpKey::kLinearSwigluBwd, m, n, k).config,
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwiglu, m, n, k), forward_program_rule(m, n, k));
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwigluBwd, m, n, k).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
-  const gemm::KernelChoice ce = fallback_of(OpKey::kLinearCrossEntropy, m, 128256, k);
-  EXPECT_EQ(ce.config, gemm::TileConfig::kPingpong128x128Cluster2x1);
-  EXPECT_EQ(ce.raster, gemm::RasterOrder::kAlongM);
-  EXPECT_EQ(ce.swizzle, 8);
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearCrossEntropy, m, 128256, k),
+            forward_program_rule(m, 128256, k));
   // A QK-norm op that saves Pre runs its base op's choice in Pingpong.
-  const gemm::KernelChoice base = op_choice(OpKey::kLinearQknormRope, 1024, 10240, 8192);
+  const gemm::KernelChoice base = op_choice(kHost, OpKey::kLinearQknormRope, 1024, 10240, 8192);
   EXPECT_EQ(base.config, gemm::TileConfig::kCoop128x256Cluster2x1);  // K = 8192: Cooperative
   gemm::KernelChoice expected = base;
   expected.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
-  EXPECT_EQ(fallback_of(OpKey::kLinearQknormRopeSavePre, 1024, 10240, 8192), expected);
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearQknormRopeSavePre, 1024, 10240, 8192), expected);
   // The ops in a dgrad GEMM share the plain dgrad GEMM's raster and swizzle.
-  const gemm::KernelChoice dgrad = gemm::choose_data_parallel_kernel(
-      gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+  const gemm::KernelChoice dgrad = gemm::choose_data_parallel_kernel_for(
+      kHost, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
   for (OpKey op : {OpKey::kLinearRmsnormBwd, OpKey::kLinearBiasGeluBwd, OpKey::kLinearSwigluBwd}) {
-    const gemm::KernelChoice c = fallback_of(op, m, n, k);
+    const gemm::KernelChoice c = fallback_of(kHost, op, m, n, k);
     EXPECT_EQ(c.raster, dgrad.raster) << name(op);
     EXPECT_EQ(c.swizzle, dgrad.swizzle) << name(op);
   }
