@@ -118,13 +118,13 @@ double sm_fill(const KernelChoice& choice, int m, int n) {
 
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
   if (is_stream_k(choice.config) || wave_fill(choice, m, n) >= kMinWaveFill) return choice;
-  const KernelChoice stream_k{TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
-                              k >= kStreamKMinK ? Decomposition::kStreamK : Decomposition::kHeuristic};
-  if (k >= kStreamKMinK) return stream_k;
+  if (k >= kStreamKMinK)
+    return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+            Decomposition::kStreamK};
   // A shorter K: another data-parallel tile grid that fills its waves, a 128 × 256 one (either
   // cluster), else Pingpong 128 × 128 where its tiles keep the SMs busy; else stream-K.
-  for (TileConfig config : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kCoop128x256Cluster1x2}) {
-    const KernelChoice coop{config, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
+  for (TileConfig c : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kCoop128x256Cluster1x2}) {
+    const KernelChoice coop{c, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
     if (wave_fill(coop, m, n) >= kMinWaveFill) return coop;
   }
   const KernelChoice pingpong =
@@ -132,14 +132,17 @@ KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
           ? choice
           : KernelChoice{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kHeuristic, 1,
                          Decomposition::kHeuristic};
-  return sm_fill(pingpong, m, n) >= kMinWaveFill ? pingpong : stream_k;
+  if (sm_fill(pingpong, m, n) >= kMinWaveFill) return pingpong;
+  return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+          Decomposition::kHeuristic};
 }
 
 std::string choice_literal(const KernelChoice& c) {
   const char* raster[] = {"kHeuristic", "kAlongM", "kAlongN"};
   const char* decomposition[] = {"kHeuristic", "kDataParallel", "kStreamK"};
-  return std::string("{TileConfig::") + identifier(c.config) + ", RasterOrder::" + raster[int(c.raster)] + ", " +
-         std::to_string(c.swizzle) + ", Decomposition::" + decomposition[int(c.decomposition)] + "}";
+  return std::string("{TileConfig::") + identifier(c.config) + ", RasterOrder::" +
+         raster[int(c.raster)] + ", " + std::to_string(c.swizzle) + ", Decomposition::" +
+         decomposition[int(c.decomposition)] + "}";
 }
 
 const TunedKernel* tuned_table(TunedGpu gpu) {

@@ -34,7 +34,9 @@ static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == std::size_t(kNumTileConf
 bool known(TileConfig config) { return int(config) < kNumTileConfigs; }
 }  // namespace
 
-const char* to_string(TileConfig config) { return known(config) ? kConfigs[int(config)].name : "?"; }
+const char* to_string(TileConfig config) {
+  return known(config) ? kConfigs[int(config)].name : "?";
+}
 
 const char* identifier(TileConfig config) {
   return known(config) ? kConfigs[int(config)].identifier : "?";

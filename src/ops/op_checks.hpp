@@ -59,8 +59,9 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
 // An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
 // - the forward ops, the loss-only cross-entropy among them: forward_program_rule (the
-//   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the best
-//   candidate's speed on the H100's tuned shapes, where the rule is within 0.92: nineteenth session);
+//   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the
+//   best candidate's speed on the H100's tuned shapes, where the rule is within 0.92;
+//   nineteenth session);
 // - the ops in a dgrad GEMM (`linear_rmsnorm_bwd`, `linear_bias_gelu_bwd`): the plain dgrad GEMM's
 //   data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain GEMM's last
 //   wave) mapped onto the programs' configs (Pingpong stays Pingpong, the rest Cooperative

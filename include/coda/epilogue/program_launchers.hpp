@@ -14,8 +14,8 @@ namespace coda::epilogue {
 // The configs every program is compiled for (scripts/instances.py reads this list; a program with
 // an fp32 D in the first only): one Cooperative and one Pingpong, the configs an op's
 // options.choice may name and the autotuner times.
-inline constexpr gemm::TileConfig kProgramConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
-                                                       gemm::TileConfig::kPingpong128x128Cluster2x1};
+inline constexpr gemm::TileConfig kProgramConfigs[] = {
+    gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1};
 bool has_program_instance(gemm::TileConfig config);
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
