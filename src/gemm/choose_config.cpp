@@ -50,10 +50,10 @@ constexpr long kManyWaveTiles = 4 * kSms;
 // fifteenth and sixteenth sessions).
 constexpr double kMinWaveFill = 0.9;
 
-// From this K on, a short last wave is split along K (stream-K, the stream-K decomposition: on
-// the H100 it ran 10–26 % ahead of CUTLASS's heuristic decomposition on the 1B long-K shapes at
-// M = 1536 and 5194). Below it, where another tile grid fills its waves, that grid ran 2–34 %
-// ahead of stream-K at M = 1024–5194 (bench/RESULTS.md, nineteenth session).
+// Where no data-parallel grid fills its waves, stream-K takes the stream-K decomposition from this
+// K on: on the H100 it ran 10–26 % ahead of CUTLASS's heuristic decomposition on the 1B long-K
+// shapes at M = 1536 and 5194. Where a grid fills its waves, that grid ran 2–34 % ahead of
+// stream-K at M = 1024–5194, long K included (bench/RESULTS.md, nineteenth session).
 constexpr int kStreamKMinK = 8192;
 
 long tiles_128x256(int m, int n) { return long((m + 127) / 128) * long((n + 255) / 256); }
@@ -109,6 +109,13 @@ double wave_fill(const KernelChoice& choice, int m, int n) {
   return work / (std::ceil(work / kSms) * kSms);
 }
 
+namespace {
+KernelChoice stream_k_for(int k) {
+  return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
+          k >= kStreamKMinK ? Decomposition::kStreamK : Decomposition::kHeuristic};
+}
+}  // namespace
+
 double sm_fill(const KernelChoice& choice, int m, int n) {
   KernelChoice one = choice;
   one.swizzle = 1;
@@ -118,11 +125,8 @@ double sm_fill(const KernelChoice& choice, int m, int n) {
 
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
   if (is_stream_k(choice.config) || wave_fill(choice, m, n) >= kMinWaveFill) return choice;
-  if (k >= kStreamKMinK)
-    return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
-            Decomposition::kStreamK};
-  // A shorter K: another data-parallel tile grid that fills its waves, a 128 × 256 one (either
-  // cluster), else Pingpong 128 × 128 where its tiles keep the SMs busy; else stream-K.
+  // Another data-parallel tile grid that fills its waves: a 128 × 256 one (either cluster), else
+  // Pingpong 128 × 128 where its tiles keep the SMs busy, one tile each.
   for (TileConfig c : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kCoop128x256Cluster1x2}) {
     const KernelChoice coop{c, RasterOrder::kHeuristic, 1, Decomposition::kHeuristic};
     if (wave_fill(coop, m, n) >= kMinWaveFill) return coop;
@@ -133,8 +137,7 @@ KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {
           : KernelChoice{TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kHeuristic, 1,
                          Decomposition::kHeuristic};
   if (sm_fill(pingpong, m, n) >= kMinWaveFill) return pingpong;
-  return {TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1,
-          Decomposition::kHeuristic};
+  return stream_k_for(k);  // the last wave split along K over every SM
 }
 
 std::string choice_literal(const KernelChoice& c) {
@@ -215,7 +218,10 @@ KernelChoice choose_kernel(OperandLayout layout, DType d_dtype, int m, int n, in
 KernelChoice choose_kernel_for(TunedGpu gpu, OperandLayout layout, DType d_dtype, int m, int n,
                                int k) {
   const TableChoice t = table_choice(gpu, layout, d_dtype, m, n, k);
-  return t.as_tuned ? t.choice : fill_last_wave(t.choice, m, n, k);
+  if (t.as_tuned) return t.choice;
+  const KernelChoice filled = fill_last_wave(t.choice, m, n, k);
+  // fp32 D compiles fewer configs (scripts/instances.py): a grid it lacks runs stream-K instead.
+  return has_instance(layout, d_dtype, filled.config) ? filled : stream_k_for(k);
 }
 
 KernelChoice choose_data_parallel_kernel(OperandLayout layout, DType d_dtype, int m, int n, int k) {

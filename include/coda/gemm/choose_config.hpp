@@ -87,10 +87,10 @@ double wave_fill(const KernelChoice& choice, int m, int n);
 double sm_fill(const KernelChoice& choice, int m, int n);
 
 // `choice`, made for another shape, unless its tiles fill less than 90 % of their waves
-// (wave_fill); then, with K >= 8192, Cooperative stream-K with the stream-K decomposition
-// (whole waves data parallel, the last one's tiles split along K over every SM); with a shorter K,
-// the first that fills 90 %: Cooperative 128 × 256 (2 × 1, then 1 × 2 cluster), Pingpong
-// 128 × 128 (sm_fill: one tile per SM), else stream-K with CUTLASS's heuristic decomposition.
+// (wave_fill); then the first grid that fills 90 %: Cooperative 128 × 256 (2 × 1, then 1 × 2
+// cluster), Pingpong 128 × 128 (sm_fill: one tile per SM); else Cooperative stream-K (whole
+// waves data parallel, the last one's tiles split along K over every SM), with the stream-K
+// decomposition from K = 8192 and CUTLASS's heuristic one below.
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k);
 
 // `{TileConfig::kX, RasterOrder::kY, swizzle, Decomposition::kZ}`: a choice as the tuned tables

@@ -41,9 +41,11 @@ const Linear kLinears[] = {
     {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}, {128256, 8192}};  // 70B
 
 TEST(ChooseKernel, EveryChoiceIsCompiledIn) {
-  const int tokens = 16384;
+  // Token counts with a short last wave too: there fill_last_wave picks another grid, which an
+  // fp32 D may lack.
+  for (int tokens : {1024, 1536, 3000, 5194, 16384})
   for (const auto& [gpu, table] : kGpus) {
-    SCOPED_TRACE(to_string(gpu));
+    SCOPED_TRACE(std::string(to_string(gpu)) + " M = " + std::to_string(tokens));
     for (const Linear& l : kLinears)
       for (DType out : kOutputs) {
         const struct {
@@ -180,24 +182,27 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
 }
 
 // The share of the SM waves a choice's tiles fill, and what replaces a choice whose last wave
-// would run mostly empty (fill_last_wave): stream-K at long K, else a tile grid that fills its
-// waves, else stream-K.
+// would run mostly empty (fill_last_wave): a tile grid that fills its waves, else stream-K (its
+// own decomposition from K = 8192).
 TEST(FillLastWave, ReplacesAChoiceWhoseLastWaveIsMostlyEmpty) {
   const KernelChoice coop{TileConfig::kCoop128x256Cluster2x1, RasterOrder::kHeuristic, 1};
   // 1B o_proj N = K = 2048: M = 4096 is 32 × 8 = 256 tiles, 0.97 of two waves of 132.
   EXPECT_NEAR(wave_fill(coop, 4096, 2048), 256.0 / 264.0, 1e-12);
   EXPECT_EQ(fill_last_wave(coop, 4096, 2048, 2048), coop);
-  // M = 3000: 24 × 8 = 192 tiles, 0.73 of two waves. With K = 8192: stream-K, the stream-K
-  // decomposition.
+  // M = 3000: 24 × 8 = 192 tiles, 0.73 of two waves; Pingpong's 24 × 16 tiles keep 384 of 396
+  // SM slots busy, at any K.
   EXPECT_NEAR(wave_fill(coop, 3000, 2048), 192.0 / 264.0, 1e-12);
-  const KernelChoice sk = fill_last_wave(coop, 3000, 2048, 8192);
+  for (int k : {2048, 16384}) {
+    const KernelChoice pp = fill_last_wave(coop, 3000, 2048, k);
+    EXPECT_EQ(pp.config, TileConfig::kPingpong128x128Cluster2x1);
+    EXPECT_NEAR(sm_fill(pp, 3000, 2048), 384.0 / 396.0, 1e-12);
+  }
+  // M = 1536, N = 2048: no grid fills (Pingpong 192 tiles of 264); with K = 16384 stream-K with
+  // the stream-K decomposition.
+  const KernelChoice sk = fill_last_wave(coop, 1536, 2048, 16384);
   EXPECT_EQ(sk.config, TileConfig::kStreamKCoop128x256Cluster2x1);
   EXPECT_EQ(sk.decomposition, Decomposition::kStreamK);
   EXPECT_EQ(sk.swizzle, 1);
-  // With K = 2048: Pingpong, whose 24 × 16 tiles keep 384 of 396 SM slots busy.
-  const KernelChoice pp = fill_last_wave(coop, 3000, 2048, 2048);
-  EXPECT_EQ(pp.config, TileConfig::kPingpong128x128Cluster2x1);
-  EXPECT_NEAR(sm_fill(pp, 3000, 2048), 384.0 / 396.0, 1e-12);
   // M = 1536, N = 3072: no grid fills its waves (Pingpong's 12 × 24 tiles 288 of 396): stream-K
   // with CUTLASS's heuristic decomposition.
   const KernelChoice short_k = fill_last_wave(coop, 1536, 3072, 2048);
@@ -219,11 +224,11 @@ TEST(FillLastWave, ReplacesAChoiceWhoseLastWaveIsMostlyEmpty) {
   const KernelChoice tuned_sk{TileConfig::kStreamKCoop128x256Cluster2x1, RasterOrder::kAlongN, 2,
                               Decomposition::kStreamK};
   EXPECT_EQ(fill_last_wave(tuned_sk, 3000, 2048, 2048), tuned_sk);
-  // Through choose_kernel, shapes no row names with a short last wave: stream-K at K = 8192,
-  // Pingpong at K = 2048.
+  // Through choose_kernel, shapes no row names with a short last wave: stream-K where no grid
+  // fills (M = 1536, N = 2048, K = 16384), Pingpong where its grid does (M = 3000).
   for (const auto& [gpu, table] : kGpus) {
-    EXPECT_TRUE(is_stream_k(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 3000, 2048,
-                                              8192).config))
+    EXPECT_TRUE(is_stream_k(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 1536, 2048,
+                                              16384).config))
         << to_string(gpu);
     EXPECT_EQ(choose_kernel_for(gpu, OperandLayout::kAkBk, DType::kBF16, 3000, 2048, 2048).config,
               TileConfig::kPingpong128x128Cluster2x1)
