@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Prices the fused ops' current choice on the op tuner's JSON, before a GPU runs it.
+
+`python -m coda.bench tune` times, per row (op, M, N, K), every candidate kernel against
+torch.matmul in the same rounds (`candidates`: kernel name, × matmul) and the choice the build made
+(`today_x_matmul`). This asks the current build for its choice at every row
+(`coda-bench choose --gpu GPU`, `op NAME M N K`, no GPU) and prices it at that candidate's
+measured time, or at today's where it is the kernel the row ran (`today_kernel`); any other
+choice no candidate is (CUTLASS's heuristic raster, which the candidates lack) stays unpriced. It
+prints per file how many rows each choice has within 0.92 of the row's best candidate, and the
+rows where the current choice is not the logged one.
+
+    python3 scripts/op_choice_replay.py <build>/bench/coda-bench h100 bench/results/session18/tune_m*.h100.json
+
+A replay is a prediction, not a measurement: run the tuner on the GPU once it is at hand.
+"""
+import json
+import subprocess
+import sys
+
+
+def candidate_name(choice):
+    """`coda-bench choose`'s "pingpong_128x128_2x1 along_n s2" as the tuner spells candidates."""
+    config, raster, swizzle = choice.split()[:3]
+    schedule = "pingpong" if config.startswith("pingpong") else "coop"
+    return f"{schedule} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
+
+
+def replay(rows, choices):
+    """(logged within, current within, unpriced, changed rows) over `rows` and their `choices`.
+    A choice is priced at the candidate of its name, or at today's time where it is the kernel the
+    row names as today's (`today_kernel`, logged since 1561102); else it stays unpriced."""
+    logged = current = unpriced = 0
+    changed = []
+    for row, choice in zip(rows, choices):
+        times = {c["kernel"]: c["x_matmul"] for c in row["candidates"]}
+        best = min(times.values())
+        logged += best / row["today_x_matmul"] >= 0.92
+        was = row.get("today_kernel")
+        now = row["today_x_matmul"] if choice == was else times.get(choice)
+        if now is None:
+            unpriced += 1
+        else:
+            current += best / now >= 0.92
+        if choice != was:
+            changed.append((row, choice, now, best))
+    return logged, current, unpriced, changed
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    for path in files:
+        rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
+        query = "".join(f"op {r['name']} {r['M']} {r['N']} {r['K']}\n" for r in rows)
+        out = subprocess.run([coda_bench, "choose", "--gpu", gpu], input=query, capture_output=True,
+                             text=True, check=True).stdout.strip().split("\n")
+        choices = [candidate_name(line.split("  ", 1)[1]) for line in out]
+        logged, current, unpriced, changed = replay(rows, choices)
+        print(f"{path}: within 0.92 of the best, logged choice {logged}/{len(rows)}, current choice "
+              f"{current}/{len(rows) - unpriced} priced ({unpriced} unpriced)")
+        for row, choice, now, best in changed:
+            if "today_kernel" not in row:
+                continue  # an older log: which kernel ran is not known, only how fast
+            was = row["today_kernel"]
+            price = f"{now:.3f}" if now is not None else "not a candidate"
+            print(f"  {row['name']} {row['shape']} M = {row['M']}: {was} {row['today_x_matmul']:.3f}"
+                  f" -> {choice} {price} (best {best:.3f} x matmul)")
+
+if __name__ == "__main__":
+    main()
