@@ -6,8 +6,8 @@
 //                   [--rounds N] [--confirm-rounds N] [--min-gain 0.02]
 //                  (a pick replaces the choice the GPU makes today only where fresh head-to-head
 //                  rounds confirm it --min-gain faster; gemm_tune.cu)
-//   coda-bench choose --gpu h100|h200|untuned  < "fwd|dgrad|wgrad M N K" lines
-//                  (the plain GEMM's choice per shape, on any machine: gemm_choose.cpp)
+//   coda-bench choose --gpu h100|h200|untuned  < "fwd|dgrad|wgrad M N K" or "op NAME M N K" lines
+//                  (the kernel that GPU would run per line, on any machine: gemm_choose.cpp)
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
 //                  [--rounds N] [--tokens M] [--autotune] [--json results.json]

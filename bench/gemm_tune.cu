@@ -54,8 +54,8 @@ struct TunedShape {
   double confirmed_gain;      // the same head to head; NaN where the pick is today's or not ahead
   double cublas_over_written; // cuBLAS ÷ the written choice (> 1: coda faster)
   double diff;                // the written choice against cuBLAS
-  // Phase 2's cuBLAS ÷ coda of each config's best phase-1 candidate, in config order (NaN: the
-  // config is not compiled for this layout): what each kernel of the menu can do at this shape.
+  // Phase 2's cuBLAS ÷ coda of each config's best phase-1 candidate, in config order: what each
+  // kernel of the menu can do at this shape.
   std::vector<std::pair<gemm::KernelChoice, double>> best_of_config;
 };
 

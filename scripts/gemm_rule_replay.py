@@ -14,8 +14,9 @@ the changed shapes and how many shapes each choice has within 0.92 of the shape'
 A replay is a prediction, not a measurement: run the tuner on the GPU once it is at hand.
 """
 import re
-import subprocess
 import sys
+
+from coda_choose import choose
 
 SHAPE = re.compile(r"(\S+)\s+(\S+)\s+(fwd|dgrad|wgrad)\s+(\d+)x\s*(\d+)x\s*(\d+)\s+today (.+?)\s+pick .+?"
                    r"head to head\s+(\S+)(?: %)?\s+-> (\w+)\s+cuBLAS/coda ([\d.]+)")
@@ -63,11 +64,9 @@ def replay(shapes, choices):
     return old, new, changed
 
 
-def choose(coda_bench, gpu, shapes):
-    query = "".join(f"{s['pass']} {s['mnk'][0]} {s['mnk'][1]} {s['mnk'][2]}\n" for s in shapes)
-    out = subprocess.run([coda_bench, "choose", "--gpu", gpu], input=query, capture_output=True,
-                         text=True, check=True).stdout
-    return [line.split("  ", 1)[1].split() for line in out.strip().split("\n")]
+def choices(coda_bench, gpu, shapes):
+    queries = [f"{s['pass']} {s['mnk'][0]} {s['mnk'][1]} {s['mnk'][2]}" for s in shapes]
+    return [c.split() for c in choose(coda_bench, gpu, queries)]
 
 
 def main():
@@ -79,7 +78,7 @@ def main():
         shapes = parse(open(log).read())
         if not shapes:
             sys.exit(f"{log}: no shape with an \"each config's best\" line (a tune log from bf648fc on)")
-        old, new, changed = replay(shapes, choose(coda_bench, gpu, shapes))
+        old, new, changed = replay(shapes, choices(coda_bench, gpu, shapes))
         print(f"{log}: within 0.92 of the best, logged choice {old}/{len(shapes)}, "
               f"current choice {new}/{len(shapes)} (an upper bound where it changed)")
         for s, choice, price, top in changed:

@@ -16,8 +16,9 @@ rows where the current choice is not the logged one.
 A replay is a prediction, not a measurement: run the tuner on the GPU once it is at hand.
 """
 import json
-import subprocess
 import sys
+
+from coda_choose import choose
 
 
 def candidate_name(choice):
@@ -54,10 +55,8 @@ def main():
     coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     for path in files:
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
-        query = "".join(f"op {r['name']} {r['M']} {r['N']} {r['K']}\n" for r in rows)
-        out = subprocess.run([coda_bench, "choose", "--gpu", gpu], input=query, capture_output=True,
-                             text=True, check=True).stdout.strip().split("\n")
-        choices = [candidate_name(line.split("  ", 1)[1]) for line in out]
+        queries = [f"op {r['name']} {r['M']} {r['N']} {r['K']}" for r in rows]
+        choices = [candidate_name(c) for c in choose(coda_bench, gpu, queries)]
         logged, current, unpriced, changed = replay(rows, choices)
         print(f"{path}: within 0.92 of the best, logged choice {logged}/{len(rows)}, current choice "
               f"{current}/{len(rows) - unpriced} priced ({unpriced} unpriced)")

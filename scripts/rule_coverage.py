@@ -13,8 +13,9 @@ rule, the QK-norm save-Pre ops' base choice in Pingpong) fitted to the shape. No
 """
 import re
 import statistics
-import subprocess
 import sys
+
+from coda_choose import choose
 
 CANDIDATE = re.compile(r"\s+candidate (\w+)\s+along (M|N) swizzle (\d+)\s+[\d.]+ ms\s+([\d.]+) x cuBLAS")
 ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+),.*// (\w+):")
@@ -24,12 +25,10 @@ def untuned_choices(coda_bench, rows):
     """The build's choice per row with no table: (schedule, raster, swizzle) as the logs spell it."""
     def name(identifier):  # kLinearRmsnormSwiglu -> linear_rmsnorm_swiglu
         return re.sub(r"(?<!^)(?=[A-Z])", "_", identifier[1:]).lower()
-    query = "".join(f"op {name(op)} {m} {n} {k}\n" for op, _, (m, n, k), _ in rows)
-    out = subprocess.run([coda_bench, "choose", "--gpu", "untuned"], input=query, capture_output=True,
-                         text=True, check=True).stdout.strip().split("\n")
+    queries = [f"op {name(op)} {m} {n} {k}" for op, _, (m, n, k), _ in rows]
     choices = []
-    for line in out:
-        config, raster, swizzle = line.split("  ", 1)[1].split()[:3]
+    for choice in choose(coda_bench, "untuned", queries):
+        config, raster, swizzle = choice.split()[:3]
         choices.append(("pingpong" if config.startswith("pingpong") else "coop",
                         raster[-1].upper(), int(swizzle[1:])))
     return choices

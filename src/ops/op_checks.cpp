@@ -284,9 +284,9 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
   const bool cooperative = k >= 8192;
   // Walking along N over fewer tile rows than columns, each B tile is fetched once per row, no
   // CTA in flight sharing it; along M the CTAs in flight share B tiles and re-read A, which pays
-  // while A stays in L2 (a third of the 50 MB of both tuned parts). A larger A, re-read from DRAM along M, starves the
-  // mainloop: at M = 16384 the wide-N ops ran 1.3–1.5 × the best candidate's time along M
-  // (scripts/rule_coverage.py on the tune-ops logs).
+  // while A stays in L2 (a third of the 50 MB of both tuned parts). A larger A, re-read from DRAM
+  // along M, starves the mainloop: at M = 16384 the wide-N ops ran 1.3–1.5 × the best
+  // candidate's time along M (scripts/rule_coverage.py on the tune-ops logs).
   constexpr std::int64_t kL2ResidentBytes = 16 << 20;
   const TileConfig config =
       cooperative ? TileConfig::kCoop128x256Cluster2x1 : TileConfig::kPingpong128x128Cluster2x1;

@@ -49,8 +49,8 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // hide one's epilogue under the other's mainloop, along N with no swizzle (along M, or with a larger
 // swizzle, it starves for operands on the H100); from K = 8192 the mainloop dominates and the
 // Cooperative 128×256 tile, half the operand bytes per FLOP, along N with swizzle 4. Against every
-// candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) it is within
-// 0.92 of the best on 31 and 15 of them; the plain GEMM's choice made Cooperative, the rule before
+// candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) the build's own
+// untuned choice is within 0.92 of the best on 32 and 15 of them (scripts/rule_coverage.py); the plain GEMM's choice made Cooperative, the rule before
 // it, on 22 and 10 (as low as 0.63 of the best). Where the tile grid has fewer rows than columns
 // and A (M × K) stays in L2, it walks along M instead, the shorter mode, Pingpong with swizzle 2:
 // on the H100 at M = 1024–2048, 0.949 of the along-N time over 30 Pingpong rows of two tuner

@@ -4,8 +4,10 @@ shape's logged choice and ratio (the pick's ratio scaled back by its head-to-hea
 a changed choice at its config's best candidate of the same rounds."""
 import importlib.util
 import pathlib
+import sys
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "gemm_rule_replay.py"
+sys.path.insert(0, str(SCRIPT.parent))  # as when run: its sibling coda_choose.py
 spec = importlib.util.spec_from_file_location("gemm_rule_replay", SCRIPT)
 replay_script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(replay_script)

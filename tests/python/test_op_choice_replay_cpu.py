@@ -3,8 +3,10 @@
 time, or at today's where it is the kernel that ran; the tuner's names match coda-bench choose's."""
 import importlib.util
 import pathlib
+import sys
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "op_choice_replay.py"
+sys.path.insert(0, str(SCRIPT.parent))  # as when run: its sibling coda_choose.py
 spec = importlib.util.spec_from_file_location("op_choice_replay", SCRIPT)
 replay_script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(replay_script)
