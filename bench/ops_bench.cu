@@ -162,6 +162,11 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_qknorm_rope(ops.d(i), TensorView{}, ops.a(i), ops.b(i), pos, fr, qk_norm, stream, o);
     };
+  else if (op == "linear_qknorm_rope_save_pre")  // training: the pre-norm projection kept
+    op_run = [&](int i, const ops::OpOptions& o) {
+      ops::linear_qknorm_rope(ops.d(i), matrix(extra, m, n), ops.a(i), ops.b(i), pos, fr, qk_norm,
+                              stream, o);
+    };
   else if (op == "linear_rmsnorm_qknorm_rope")
     op_run = [&](int i, const ops::OpOptions& o) {
       ops::linear_rmsnorm_qknorm_rope(ops.d(i), TensorView{}, ops.a(i), ops.b(i), stats, 1e-5f, pos, fr, qk_norm,
@@ -450,6 +455,7 @@ int run_ops_bench(const BenchArgs& args, bool tune) {
     add("linear_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_rmsnorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
+    add("linear_qknorm_rope_save_pre", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_rmsnorm_qknorm_rope", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_rmsnorm_qknorm_rope_save_pre", md.name, m, qkv, md.hidden, md, tune_out);
     add("linear_cross_entropy", md.name, m, 128256, md.hidden, md, tune_out);

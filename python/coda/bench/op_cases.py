@@ -405,6 +405,7 @@ def _forward_cases(model: Model) -> list[Case]:
         rope_case("linear_rope", False, False),
         rope_case("linear_rmsnorm_rope", True, False),
         rope_case("linear_qknorm_rope", False, True),
+        rope_case("linear_qknorm_rope_save_pre", False, True, save_pre=True),
         rope_case("linear_rmsnorm_qknorm_rope", True, True),
         rope_case("linear_rmsnorm_qknorm_rope_save_pre", True, True, save_pre=True),
     ]

@@ -557,10 +557,10 @@ const OpCase kOps[] = {
      }},
     {"linear_rope", Configs::kProgram, with(rope, false)},
     {"linear_rmsnorm_rope", Configs::kProgram, with(rope, true)},
-    {"linear_qknorm_rope", Configs::kProgram, with(qknorm_rope, false, true)},
-    {"linear_qknorm_rope_no_pre", Configs::kProgram, with(qknorm_rope, false, false)},
-    {"linear_rmsnorm_qknorm_rope", Configs::kProgram, with(qknorm_rope, true, true)},
-    {"linear_rmsnorm_qknorm_rope_no_pre", Configs::kProgram, with(qknorm_rope, true, false)},
+    {"linear_qknorm_rope", Configs::kProgram, with(qknorm_rope, false, false)},
+    {"linear_qknorm_rope_save_pre", Configs::kProgram, with(qknorm_rope, false, true)},
+    {"linear_rmsnorm_qknorm_rope", Configs::kProgram, with(qknorm_rope, true, false)},
+    {"linear_rmsnorm_qknorm_rope_save_pre", Configs::kProgram, with(qknorm_rope, true, true)},
     {"linear_swiglu", Configs::kProgram, with(swiglu, false, true)},
     {"linear_swiglu_no_z", Configs::kProgram, with(swiglu, false, false)},
     {"linear_rmsnorm_swiglu", Configs::kProgram, with(swiglu, true, true)},
@@ -590,8 +590,8 @@ const OpCase kOps[] = {
     {"qknorm_rope_bwd_in_place_accumulate", Configs::kNone, with(qknorm_rope_backward, true)},
     {"rope_bwd", Configs::kNone, with(rope_backward, false)},
     {"rope_bwd_in_place", Configs::kNone, with(rope_backward, true)},
-    {"linear_bias_gelu", Configs::kProgram, with(bias_gelu, true)},
-    {"linear_bias_gelu_no_pre", Configs::kProgram, with(bias_gelu, false)},
+    {"linear_bias_gelu", Configs::kProgram, with(bias_gelu, false)},
+    {"linear_bias_gelu_save_pre", Configs::kProgram, with(bias_gelu, true)},
     {"linear_bias_gelu_bwd", Configs::kProgram, bias_gelu_backward},
 };
 
@@ -601,6 +601,9 @@ struct Param {
   std::string name;
 };
 void PrintTo(const Param& p, std::ostream* os) { *os << p.name; }
+
+// Every op key (one per program an op runs) has its case here, named after it.
+TEST(CaptureTable, HasEveryOpKey) { EXPECT_EQ(op_keys_missing_from(kOps), ""); }
 
 std::vector<Param> all_params() {
   std::vector<Param> params;

@@ -384,10 +384,11 @@ OpCase bias_gelu_case(bool save_pre) {
 }
 
 // linear_rope and linear_rmsnorm_rope, or with qk_norm linear_qknorm_rope and
-// linear_rmsnorm_qknorm_rope (saving Pre); W_qkv, γ_q and γ_k in the standard (rotate-half) order.
+// linear_rmsnorm_qknorm_rope (with save_pre also storing Pre: another program); W_qkv, γ_q and γ_k
+// in the standard (rotate-half) order.
 // A site in the last V row: V passes through untouched, so its NaN column must not spread to the
 // other column of its pair.
-OpCase rope_case(std::mt19937_64& rng, bool rmsnorm, bool qk_norm) {
+OpCase rope_case(std::mt19937_64& rng, bool rmsnorm, bool qk_norm, bool save_pre = false) {
   const Rope r = make_rope(2, 1, rmsnorm ? 128 : 64, rng);
   const int wi = weights(rmsnorm);
   OpCase c;
@@ -397,7 +398,7 @@ OpCase rope_case(std::mt19937_64& rng, bool rmsnorm, bool qk_norm) {
     c.inputs.push_back({"γ_q", 1, r.hd, Role::kWeight, 1.0, 0.2});
     c.inputs.push_back({"γ_k", 1, r.hd, Role::kWeight, 1.0, 0.2});
   }
-  c.run = [r, rmsnorm, qk_norm, wi](const Inputs& in, std::uint8_t fill) {
+  c.run = [r, rmsnorm, qk_norm, save_pre, wi](const Inputs& in, std::uint8_t fill) {
     const ProjectionInput p = device_projection_input(in, rmsnorm);
     const DeviceMatrix w = upload(ref::permute_rows(in[wi], r.order()));
     const DeviceMatrix qkv = out_bf16(kM, r.n(), fill), pre = out_bf16(kM, r.n(), fill);
@@ -415,20 +416,22 @@ OpCase rope_case(std::mt19937_64& rng, bool rmsnorm, bool qk_norm) {
     const DeviceBuffer gq = upload_bf16_vector(permuted(in[wi + 1].v, r.head_order())),
                        gk = upload_bf16_vector(permuted(in[wi + 2].v, r.head_order()));
     const QkNorm qk{bf16_view(gq, r.hd), bf16_view(gk, r.hd), r.q_heads, r.kv_heads, float(kQkEps)};
+    const TensorView pre_out = save_pre ? pre.view() : TensorView{};
     if (rmsnorm)
-      linear_rmsnorm_qknorm_rope(qkv.view(), pre.view(), p.h.view(), w.view(), p.stats.stats,
+      linear_rmsnorm_qknorm_rope(qkv.view(), pre_out, p.h.view(), w.view(), p.stats.stats,
                                  float(kEps), positions, frequencies, qk);
     else
-      linear_qknorm_rope(qkv.view(), pre.view(), p.h.view(), w.view(), positions, frequencies, qk);
+      linear_qknorm_rope(qkv.view(), pre_out, p.h.view(), w.view(), positions, frequencies, qk);
+    if (!save_pre) return Outputs{{"QKV", values(qkv)}};
     return Outputs{{"QKV", values(qkv)}, {"Pre", values(pre), !rmsnorm}};
   };
-  c.standard = [r, rmsnorm, qk_norm, wi](const Inputs& in) {
+  c.standard = [r, rmsnorm, qk_norm, save_pre, wi](const Inputs& in) {
     const Matrix pre = ref::linear(standard_projection_input(in, rmsnorm), in[wi]);
     const Matrix normed =
         qk_norm ? ref::qk_norm(pre, r.q_heads, r.kv_heads, r.hd, in[wi + 1].v, in[wi + 2].v, kQkEps)
                 : pre;
     Outputs out{{"QKV", ref::permute_cols(r.rotate(normed, false), r.order())}};
-    if (qk_norm) out.push_back({"Pre", ref::permute_cols(pre, r.order())});
+    if (save_pre) out.push_back({"Pre", ref::permute_cols(pre, r.order())});
     return out;
   };
   return c;
@@ -829,13 +832,17 @@ TEST_P(NanPropagation, EveryOutputAsTheStandard) {
 }
 
 OpCase swiglu(std::mt19937_64&) { return swiglu_case(false); }
-OpCase bias_gelu(std::mt19937_64&) { return bias_gelu_case(true); }
-OpCase bias_gelu_no_pre(std::mt19937_64&) { return bias_gelu_case(false); }
+OpCase bias_gelu(std::mt19937_64&) { return bias_gelu_case(false); }
+OpCase bias_gelu_save_pre(std::mt19937_64&) { return bias_gelu_case(true); }
 OpCase rmsnorm_swiglu(std::mt19937_64&) { return swiglu_case(true); }
 OpCase rope(std::mt19937_64& rng) { return rope_case(rng, false, false); }
 OpCase rmsnorm_rope(std::mt19937_64& rng) { return rope_case(rng, true, false); }
 OpCase qknorm_rope(std::mt19937_64& rng) { return rope_case(rng, false, true); }
+OpCase qknorm_rope_save_pre(std::mt19937_64& rng) { return rope_case(rng, false, true, true); }
 OpCase rmsnorm_qknorm_rope(std::mt19937_64& rng) { return rope_case(rng, true, true); }
+OpCase rmsnorm_qknorm_rope_save_pre(std::mt19937_64& rng) {
+  return rope_case(rng, true, true, true);
+}
 OpCase ce_fwd_bwd_mean(std::mt19937_64& rng) {
   return cross_entropy_fwd_bwd_case(rng, Reduction::kMean);
 }
@@ -852,7 +859,9 @@ const CaseEntry kCases[] = {{"gemm", gemm_case},
                             {"linear_rope", rope},
                             {"linear_rmsnorm_rope", rmsnorm_rope},
                             {"linear_qknorm_rope", qknorm_rope},
+                            {"linear_qknorm_rope_save_pre", qknorm_rope_save_pre},
                             {"linear_rmsnorm_qknorm_rope", rmsnorm_qknorm_rope},
+                            {"linear_rmsnorm_qknorm_rope_save_pre", rmsnorm_qknorm_rope_save_pre},
                             {"linear_cross_entropy", cross_entropy_case},
                             {"linear_cross_entropy_fwd_bwd_mean", ce_fwd_bwd_mean},
                             {"linear_cross_entropy_fwd_bwd_none", ce_fwd_bwd_none},
@@ -861,8 +870,11 @@ const CaseEntry kCases[] = {{"gemm", gemm_case},
                             {"qknorm_rope_bwd", qknorm_rope_bwd_case},
                             {"rope_bwd", rope_bwd_case},
                             {"linear_bias_gelu", bias_gelu},
-                            {"linear_bias_gelu_no_pre", bias_gelu_no_pre},
+                            {"linear_bias_gelu_save_pre", bias_gelu_save_pre},
                             {"linear_bias_gelu_bwd", bias_gelu_bwd_case}};
+
+// Every op key (one per program an op runs) has its case here, named after it.
+TEST(NanPropagationTable, HasEveryOpKey) { EXPECT_EQ(op_keys_missing_from(kCases), ""); }
 
 INSTANTIATE_TEST_SUITE_P(EveryOp, NanPropagation, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<CaseEntry>& info) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "coda/gemm/config.hpp"
+#include "coda/ops/op_key.hpp"
 #include "coda/ops/options.hpp"
 #include "coda/tensor.hpp"
 #include "device/device_buffer.hpp"
@@ -193,6 +195,20 @@ inline std::vector<double> rope_turns(int q_heads, int kv_heads, int head_dim, d
     for (int i = 0; i < head_dim / 2; ++i)
       turns[std::size_t(h) * head_dim / 2 + i] = inv[i] / (2.0 * std::acos(-1.0));
   return turns;
+}
+
+// The op keys (CODA_OP_KEYS, the registry) that no entry of a per-op test table is named after,
+// comma-separated: a table that tests every op says so with EXPECT_EQ(…, "").
+template <class Table>
+std::string op_keys_missing_from(const Table& table) {
+  std::string missing;
+  for (int i = 0; i < int(OpKey::kCount); ++i) {
+    const std::string key = name(OpKey(i));
+    const bool found = std::any_of(std::begin(table), std::end(table),
+                                   [&](const auto& entry) { return key == entry.name; });
+    if (!found) missing += (missing.empty() ? "" : ", ") + key;
+  }
+  return missing;
 }
 
 }  // namespace coda::ops
