@@ -25,6 +25,33 @@ def _per_call_us(fn, calls: int) -> float:
     return (t1 - t0) / calls * 1e6
 
 
+def _residual_rms_parts(a, w, r, nw, x, h, stats, calls: int) -> dict[str, float]:
+    """Where linear_residual_rms's host time goes, each part timed alone: the wrapper's argument
+    checks, its output allocation, the conversion of its 7 tensors to C++ views, and the C++ call
+    itself on views made once (validation, kernel choice, TMA descriptors, launch), with the plain
+    GEMM's C++ call as its yardstick."""
+    from coda import ops
+    from coda._native import C, stream, view
+
+    m, n = a.shape[0], w.shape[0]
+    views = [view(t) for t in (x, h, stats, a, w, r, nw)]
+    gemm_views = [view(t) for t in (x, a, w)]
+    ws = ops._workspace(a, C.gemm_workspace_bytes(*gemm_views))
+    s = stream(a)
+    return {
+        "residual_rms part: argument checks": _per_call_us(
+            lambda: ops._require_cuda("linear_residual_rms", a=a, weight=w, residual=r, norm_weight=nw), calls),
+        "residual_rms part: outputs (2 empty, 1 zeros)": _per_call_us(
+            lambda: (ops._empty(a, m, n), ops._empty(a, m, n), ops._stats_buffer(a, m, n)), calls),
+        "residual_rms part: 7 views + stream": _per_call_us(
+            lambda: ([view(t) for t in (x, h, stats, a, w, r, nw)], stream(a)), calls),
+        "residual_rms part: C++ call on ready views": _per_call_us(
+            lambda: C.linear_residual_rms(*views, s), calls),
+        "plain GEMM: C++ call on ready views": _per_call_us(
+            lambda: C.gemm(*gemm_views, ws.data_ptr(), ws.numel(), s), calls),
+    }
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m coda.bench overhead")
     parser.add_argument("--calls", type=int, default=2000)
@@ -51,6 +78,7 @@ def main(argv: list[str]) -> int:
         "rope_bwd": lambda: ops.rope_bwd(qkv, d_qkv, pos, freqs),
     }
     rows = {name: _per_call_us(fn, args.calls) for name, fn in cases.items()}
+    rows.update(_residual_rms_parts(a, w, r, nw, x, h, stats, args.calls))
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "calls": args.calls}
     (args.out / "overhead.json").write_text(json.dumps({**meta, "host_us_per_call": rows}, indent=1))
