@@ -17,34 +17,32 @@ CALLS = 50
 SLEEP_CYCLES = int(2e9)  # ~1 s at H100 clocks: longer than enqueueing CALLS calls
 
 
+def _event_us(fn, behind_sleep: bool) -> float:
+    """GPU µs per call between two events around CALLS calls, queued behind a sleep kernel (the
+    kernels alone) or not (as eager code runs them)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if behind_sleep:
+        torch.cuda._sleep(SLEEP_CYCLES)
+    start.record()
+    for _ in range(CALLS):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / CALLS * 1e3
+
+
 def per_call_us(fn) -> tuple[float, float, float]:
+    """(host, gpu, eager) µs per call of `fn`."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
     torch.cuda._sleep(SLEEP_CYCLES)
     t0 = time.perf_counter()
     for _ in range(CALLS):
         fn()
     host = (time.perf_counter() - t0) / CALLS * 1e6
     torch.cuda.synchronize()
-
-    torch.cuda._sleep(SLEEP_CYCLES)
-    start.record()
-    for _ in range(CALLS):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    gpu = start.elapsed_time(end) / CALLS * 1e3
-
-    start.record()
-    for _ in range(CALLS):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    eager = start.elapsed_time(end) / CALLS * 1e3
-    return host, gpu, eager
+    return host, _event_us(fn, behind_sleep=True), _event_us(fn, behind_sleep=False)
 
 
 def main() -> None:
