@@ -44,6 +44,17 @@ out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
 export CODA_DATE=${CODA_DATE:-$(date -u +%Y-%m-%d)}
 
+# A device call brings back at most 8 files of $OUT (seen: the first by name). With more, the
+# whole folder also goes into 0-all.tgz, which sorts first, so a run's JSON is never left behind.
+pack_out() {
+  local rc=$?
+  if [ "$(find "$out" -type f | wc -l)" -gt 8 ]; then
+    tar czf "${TMPDIR:-/tmp}/0-all.tgz" -C "$out" . && mv "${TMPDIR:-/tmp}/0-all.tgz" "$out/"
+  fi
+  exit $rc
+}
+trap pack_out EXIT
+
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv \
   > "$out/gpu.txt" 2>&1 || true
 cat "$out/gpu.txt"
