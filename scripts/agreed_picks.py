@@ -18,16 +18,19 @@ picks only; scored by "× matmul", lower is better).
 import re
 import sys
 
+from merge_table import KEY
+
 GEMM_SCORE = re.compile(r"// [^:]*: ([0-9.]+) \(")
 OP_SCORE = re.compile(r"// [^:]*: ([0-9.]+) x matmul")
 
 
-def picks(text: str) -> dict[str, str]:
-    """Each picked row by its key (the row up to its kernel choice)."""
+def picks(text: str) -> dict[tuple, str]:
+    """Each picked row by its table key (merge_table.KEY: table, layout or op, M, N, K)."""
     rows = {}
     for line in text.splitlines():
-        if line.startswith(("{OperandLayout::", "{OpKey::")) and "(kept" not in line:
-            rows[line.split("{TileConfig")[0]] = line
+        key = KEY.match(line)
+        if key and "(kept" not in line:
+            rows[key.groups()] = line
     return rows
 
 

@@ -102,11 +102,15 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
   return choice;
 }
 
+namespace {
+// The share of its waves on kSms SMs that `work` (in units one SM runs per wave slot) fills.
+double waves_filled(double work) { return work / (std::ceil(work / kSms) * kSms); }
+}  // namespace
+
 double wave_fill(const KernelChoice& choice, int m, int n) {
   const TileGeometry g = geometry(choice.config);
-  const double work =
-      double(scheduled_tiles(choice, m, n)) * g.tile_m * g.tile_n / (128.0 * 256.0);
-  return work / (std::ceil(work / kSms) * kSms);
+  return waves_filled(double(scheduled_tiles(choice, m, n)) * g.tile_m * g.tile_n /
+                      (128.0 * 256.0));
 }
 
 namespace {
@@ -119,8 +123,7 @@ KernelChoice stream_k_for(int k) {
 double sm_fill(const KernelChoice& choice, int m, int n) {
   KernelChoice one = choice;
   one.swizzle = 1;
-  const double tiles = double(scheduled_tiles(one, m, n));
-  return tiles / (std::ceil(tiles / kSms) * kSms);
+  return waves_filled(double(scheduled_tiles(one, m, n)));
 }
 
 KernelChoice fill_last_wave(KernelChoice choice, int m, int n, int k) {

@@ -50,8 +50,9 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // swizzle, it starves for operands on the H100); from K = 8192 the mainloop dominates and the
 // Cooperative 128×256 tile, half the operand bytes per FLOP, along N with swizzle 4. Against every
 // candidate timed on 36 H100 and 15 H200 shapes (bench/RESULTS.md, ninth session) the build's own
-// untuned choice is within 0.92 of the best on 32 and 15 of them (scripts/rule_coverage.py); the plain GEMM's choice made Cooperative, the rule before
-// it, on 22 and 10 (as low as 0.63 of the best). Where the tile grid has fewer rows than columns
+// untuned choice is within 0.92 of the best on 32 and 15 of them (scripts/rule_coverage.py); the
+// plain GEMM's choice made Cooperative, the rule before it, on 22 and 10 (as low as 0.63 of the
+// best). Where the tile grid has fewer rows than columns
 // and A (M × K) stays in L2, it walks along M instead, the shorter mode, Pingpong with swizzle 2:
 // on the H100 at M = 1024–2048, 0.949 of the along-N time over 30 Pingpong rows of two tuner
 // runs, 14 faster and 5 slower, in kernels of 20–60 µs that read noisily (bench/RESULTS.md,

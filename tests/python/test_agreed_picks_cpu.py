@@ -4,8 +4,10 @@ both runs picked, and the row is the pick its own run scored higher (cuBLAS/coda
 × matmul for an op); a shape one run kept is left out."""
 import importlib.util
 import pathlib
+import sys
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "agreed_picks.py"
+sys.path.insert(0, str(SCRIPT.parent))  # as when run: its sibling merge_table.py
 spec = importlib.util.spec_from_file_location("agreed_picks", SCRIPT)
 agreed_picks = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(agreed_picks)
