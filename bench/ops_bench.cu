@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
@@ -218,9 +219,12 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   std::function<void(int)> run = [&](int i) { op_run(i, {}); };
 
   if (tune_out != nullptr) {
-    // Every kernel the programs can run (the autotuner's candidates), against cuBLAS.
+    // Every kernel the op's program can run (the autotuner's candidates), against cuBLAS.
     std::vector<Timed> v = {{"cublas", [&](int i) { ops.cublas_gemm(handle, i); }}};
-    const std::vector<gemm::KernelChoice>& choices = ops::program_candidates();
+    std::vector<gemm::KernelChoice> choices;
+    const std::optional<ops::OpKey> key = ops::op_key_from_name(op);
+    for (const gemm::KernelChoice& c : ops::program_candidates())
+      if (!key || epilogue::has_program_instance(*key, c.config)) choices.push_back(c);
     for (const gemm::KernelChoice& c : choices) {
       const ops::OpOptions o{c};
       v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
@@ -251,8 +255,7 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     // Every candidate's time, for the log: what the choice was between.
     for (std::size_t i = 1; i <= choices.size(); ++i) {
       const gemm::KernelChoice& c = choices[i - 1];
-      std::printf("  candidate %-9s %s swizzle %d  %.3f ms  %.3f x cuBLAS",
-                  c.config == gemm::TileConfig::kPingpong128x128Cluster2x1 ? "pingpong" : "coop",
+      std::printf("  candidate %-20s %s swizzle %d  %.3f ms  %.3f x cuBLAS", gemm::to_string(c.config),
                   c.raster == gemm::RasterOrder::kAlongM ? "along M" : "along N", c.swizzle,
                   median(all[i]), ratio[i]);
       if (args.epilogue_cost) {
@@ -264,7 +267,6 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     }
     const gemm::KernelChoice& c = choices[best - 1];
     char line[512];
-    const std::optional<ops::OpKey> key = ops::op_key_from_name(op);
     if (!key) throw Error("coda-bench tune-ops: " + op + " has no op-table key (coda/ops/op_key.hpp)");
     std::snprintf(line, sizeof line, "%s  // %s: %.3f x cuBLAS\n",
                   ops::op_table_row(*key, m, n, k, c).c_str(), shape_name.c_str(), ratio[best]);

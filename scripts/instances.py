@@ -54,8 +54,10 @@ DECLARATION = re.compile(r"^CODA_COMPILE_(PROGRAM|EXAMPLE)\((\w+), k(AkBk|AkBn|A
                          re.M)
 D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
 # Every program compiles in the configs of kProgramConfigs (include/coda/epilogue/program_launchers.hpp:
-# one Cooperative and one Pingpong, the configs an op's options.choice may force), an fp32 D in the
-# first only (the Cooperative one, the plain fp32 GEMMs' config).
+# the configs an op's options.choice may force), an fp32 D in the first only (the Cooperative one,
+# the plain fp32 GEMMs' config), and a program that widens its epilogue subtile
+# (`static constexpr int kEpilogueTileN = ...;`, kernels/coda/gemm/kernel.hpp) only the configs
+# whose tile N that subtile divides (CUTLASS requires it).
 def read_program_configs():
     text = (ROOT / "include/coda/epilogue/program_launchers.hpp").read_text()
     body = re.search(r"kProgramConfigs\[\] = \{([^}]*)\}", text)
@@ -68,12 +70,29 @@ def read_program_configs():
 EPILOGUE_CONFIGS = read_program_configs()
 
 
+def tile_n(config):
+    """A config's tile N, from its CODA_TILE_CONFIGS name ("128x192_2x1_pingpong" -> 192)."""
+    return int(CONFIGS[config].split("_")[0].split("x")[1])
+
+
+def constant_value(expression):
+    """An int literal, or a `constexpr int NAME = <int>;` of the epilogue headers."""
+    if expression.isdigit():
+        return int(expression)
+    for header in (ROOT / "kernels/coda/epilogue").glob("*.hpp"):
+        found = re.search(rf"constexpr int {expression} = (\d+);", header.read_text())
+        if found:
+            return int(found.group(1))
+    raise AssertionError(f"kEpilogueTileN = {expression}: not an int literal or a constexpr int of kernels/coda/epilogue")
+
+
 class Program:
-    def __init__(self, name, header, layout, d, example):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
-        self.configs = EPILOGUE_CONFIGS[:1] if d == "f32" else EPILOGUE_CONFIGS
+        configs = EPILOGUE_CONFIGS[:1] if d == "f32" else EPILOGUE_CONFIGS
+        self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
         self.tu_name = f"epi_{self.snake}_{layout.lower()}_{d}"
 
 
@@ -82,8 +101,11 @@ def read_programs():
     for header in sorted(PROGRAMS_DIR.glob("*.hpp")):
         text = header.read_text()
         for kind, name, layout, element in DECLARATION.findall(text):
-            assert re.search(rf"^struct {name}\b", text, re.M), f"{header.name}: no struct {name}"
-            programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE"))
+            struct = re.search(rf"^struct {name}\b(.*?)^}};", text, re.M | re.S)
+            assert struct, f"{header.name}: no struct {name}"
+            subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
+            programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
+                                    constant_value(subtile.group(1)) if subtile else None))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Nsight Compute report of one kernel choice of a fused op, or of its plain twin, as
 # `coda-bench tune-ops --epilogue-cost --rounds 1` launches them (docs/benchmarks.md §8). That run's
-# warm-up launches cuBLAS, the 16 candidates, then their 16 plain twins, once each and in this
-# order: Cooperative along M swizzle 1, 2, 4, 8, along N 1, 2, 4, 8, then Pingpong the same. So
+# warm-up launches cuBLAS, the op's candidates (24; 16 for the QK-norm ops), then their plain
+# twins, once each and in this order: Cooperative along M swizzle 1, 2, 4, 8, along N 1, 2, 4, 8,
+# then Pingpong 128x128 the same, then Pingpong 128x192 (not the QK-norm ops) the same. So
 # REGEX picks the schedule and the kind and SKIP the candidate, e.g. the Cooperative SwiGLU along N
 # swizzle 8 and its twin:
 #   scripts/ncu-candidate.sh BIN OUT coop_fused linear_swiglu 1B 'Cooperative.*GatedPairStoreNode' 7

@@ -24,8 +24,8 @@ from coda_choose import choose
 def candidate_name(choice):
     """`coda-bench choose`'s "pingpong_128x128_2x1 along_n s2" as the tuner spells candidates."""
     config, raster, swizzle = choice.split()[:3]
-    schedule = "pingpong" if config.startswith("pingpong") else "coop"
-    return f"{schedule} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
+    name = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}.get(config, config.rsplit("_", 1)[0])
+    return f"{name} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
 
 
 def replay(rows, choices):

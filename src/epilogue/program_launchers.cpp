@@ -143,8 +143,17 @@ static void check_params(const BiasGeluBwdParams& p, std::int64_t, std::int64_t 
   checks.aligned(p.dbias_partials, "dbias_partials", 16);
 }
 
-bool has_program_instance(gemm::TileConfig config) {
-  return find<RstdRowScaleParams>(config) != nullptr;
+bool has_program_instance(ops::OpKey op, gemm::TileConfig config) {
+  switch (op) {
+#define CODA_OP_HAS_INSTANCE(id, name, Params) \
+  case ops::OpKey::id:                         \
+    return find<Params>(config) != nullptr;
+    CODA_OP_KEYS(CODA_OP_HAS_INSTANCE)
+#undef CODA_OP_HAS_INSTANCE
+    case ops::OpKey::kCount:
+      break;
+  }
+  return false;
 }
 
 CODA_PROGRAM_LAUNCHER(residual_rms, ResidualRmsParams)

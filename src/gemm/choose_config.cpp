@@ -97,7 +97,7 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
   // (bench/RESULTS.md, seventeenth session) unless its op asks otherwise (the SwiGLU backward:
   // ops::detail::swizzle_fit_of, eighteenth session).
   if (tuned_swizzle > 1 && choice.swizzle == 1 &&
-      (choice.config != TileConfig::kPingpong128x128Cluster2x1 || fit.pingpong_heuristic_raster))
+      (!is_pingpong(choice.config) || fit.pingpong_heuristic_raster))
     choice.raster = RasterOrder::kHeuristic;
   return choice;
 }

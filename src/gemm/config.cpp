@@ -22,10 +22,12 @@ struct ConfigFacts {
   const char* identifier;
   TileGeometry geometry;
   bool stream_k;
+  bool pingpong;
 };
 constexpr ConfigFacts kConfigs[] = {
 #define CODA_TILE_CONFIG_FACTS(id, name, tm, tn, cm, cn, schedule, scheduler) \
-  {name, #id, {tm, tn, cm, cn}, std::string_view(#scheduler) == "StreamK"},
+  {name, #id, {tm, tn, cm, cn}, std::string_view(#scheduler) == "StreamK",     \
+   std::string_view(#schedule) == "Pingpong"},
     CODA_TILE_CONFIGS(CODA_TILE_CONFIG_FACTS)
 #undef CODA_TILE_CONFIG_FACTS
 };
@@ -65,5 +67,7 @@ const char* to_string(Decomposition decomposition) {
 }
 
 bool is_stream_k(TileConfig config) { return known(config) && kConfigs[int(config)].stream_k; }
+
+bool is_pingpong(TileConfig config) { return known(config) && kConfigs[int(config)].pingpong; }
 
 }  // namespace coda::gemm

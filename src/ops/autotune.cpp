@@ -223,7 +223,9 @@ TuneWinner time_candidates(const detail::TunedCall& call, const gemm::KernelChoi
   constexpr double kMargin = 0.97;
   std::vector<gemm::KernelChoice> candidates = {rule};
   for (const gemm::KernelChoice& c : program_candidates())
-    if (!(c == rule) && (!call.keep_config || c.config == rule.config)) candidates.push_back(c);
+    if (!(c == rule) && (!call.keep_config || c.config == rule.config) &&
+        epilogue::has_program_instance(call.op, c.config))
+      candidates.push_back(c);
   SavedOutput saved(call.read_output, stream);
   EventPair events;
   for (const gemm::KernelChoice& c : candidates) launch(c);

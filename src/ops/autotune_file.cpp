@@ -255,6 +255,8 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
           throw Malformed{"m_bucket " + std::to_string(key.m_bucket) + " is not a bucket"};
         TuneWinner winner;
         winner.choice.config = enum_field(w, "config", epilogue::kProgramConfigs);
+        if (!epilogue::has_program_instance(*op_key_from_name(key.op), winner.choice.config))
+          throw Malformed{key.op + " is not compiled for " + gemm::to_string(winner.choice.config)};
         winner.choice.raster = enum_field(w, "raster", kRasters);
         winner.choice.swizzle = int(int_field(w, "swizzle", 1, 8));
         if (winner.choice.swizzle & (winner.choice.swizzle - 1))

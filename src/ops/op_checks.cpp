@@ -206,12 +206,13 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   const std::optional<gemm::KernelChoice> given =
       options.choice ? options.choice : forced_op_choice(call.op);
   if (!given) return op_choice(gemm::current_tuned_gpu(), call.op, call.m, call.n, call.k);
-  if (!epilogue::has_program_instance(given->config)) {
+  if (!epilogue::has_program_instance(call.op, given->config)) {
     std::string compiled;
     for (TileConfig c : epilogue::kProgramConfigs)
-      compiled += std::string(compiled.empty() ? "" : " and ") + gemm::to_string(c);
-    check.fail("options.choice.config: the fused ops are compiled for " + compiled + "; got " +
-               gemm::to_string(given->config));
+      if (epilogue::has_program_instance(call.op, c))
+        compiled += std::string(compiled.empty() ? "" : ", ") + gemm::to_string(c);
+    check.fail(std::string("options.choice.config: ") + name(call.op) + " is compiled for " +
+               compiled + "; got " + gemm::to_string(given->config));
   }
   if (given->decomposition == Decomposition::kStreamK)
     check.fail("options.choice.decomposition: the fused ops do not run stream-K");
@@ -246,7 +247,7 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
           gpu, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
       if (op == OpKey::kLinearSwigluBwd)
         c.config = TileConfig::kPingpong128x128Cluster2x1;
-      else if (c.config != TileConfig::kPingpong128x128Cluster2x1)
+      else if (!epilogue::has_program_instance(op, c.config))
         c.config = TileConfig::kCoop128x256Cluster2x1;
       return c;
     }

@@ -13,7 +13,7 @@ struct Spelling {
   const char* identifier;
 };
 constexpr Spelling kSpellings[] = {
-#define CODA_OP_KEY_SPELLING(id, name) {name, #id},
+#define CODA_OP_KEY_SPELLING(id, name, program) {name, #id},
     CODA_OP_KEYS(CODA_OP_KEY_SPELLING)
 #undef CODA_OP_KEY_SPELLING
 };

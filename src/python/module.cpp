@@ -15,6 +15,7 @@
 #include <optional>
 #include <tuple>
 
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_bias_gelu.hpp"
@@ -131,6 +132,15 @@ NB_MODULE(_C, m) {
       out.emplace_back(coda::gemm::to_string(c.config), coda::gemm::to_string(c.raster), c.swizzle);
     return out;
   });
+  // The indices of program_candidates() that `op`'s program is compiled for.
+  m.def("op_candidates", [](const std::string& op) {
+    const OpKey key = op_key_named(op);
+    std::vector<int> out;
+    const auto& all = program_candidates();
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (coda::epilogue::has_program_instance(key, all[i].config)) out.push_back(int(i));
+    return out;
+  }, nb::arg("op"));
   m.def("force_op_choice", [](const std::string& op, int candidate) {
     force_op_choice(op_key_named(op), candidate < 0 ? std::nullopt
                                                     : std::optional(candidate_at(candidate)));

@@ -223,8 +223,12 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
     from coda import _C, ops
 
     candidates = _C.program_candidates()
-    assert len(candidates) == 16 and len(set(candidates)) == 16
-    assert {c[0] for c in candidates} == {"coop_128x256_2x1", "pingpong_128x128_2x1"}
+    assert len(candidates) == 24 and len(set(candidates)) == 24
+    assert {c[0] for c in candidates} == {"coop_128x256_2x1", "pingpong_128x128_2x1", "pingpong_128x192_2x1"}
+    # QK-norm's epilogue subtile holds whole 128-column heads: its program has no 192-column tile.
+    assert _C.op_candidates("linear_swiglu") == list(range(24))
+    assert [candidates[i][0] for i in _C.op_candidates("linear_qknorm_rope")].count("pingpong_128x192_2x1") == 0
+    assert len(_C.op_candidates("linear_qknorm_rope")) == 16
     pingpong = candidates.index(("pingpong_128x128_2x1", "along_m", 8))
     coop = candidates.index(("coop_128x256_2x1", "along_n", 1))
     row = _C.op_table_row("linear_swiglu", 16384, 28672, 4096, pingpong)
@@ -232,13 +236,14 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
                     r"RasterOrder::kAlongM, 8, Decomposition::kHeuristic\}\},$", row), row
     with pytest.raises(ValueError, match="op: 'linear_swiglu_no_z' is not an op"):
         _C.op_table_row("linear_swiglu_no_z", 16384, 28672, 4096, 0)
-    with pytest.raises(ValueError, match=r"candidate: must be in \[0, 16\); got 16"):
-        _C.force_op_choice("linear_swiglu", 16)
+    with pytest.raises(ValueError, match=r"candidate: must be in \[0, 24\); got 24"):
+        _C.force_op_choice("linear_swiglu", 24)
+    pingpong_192 = candidates.index(("pingpong_128x192_2x1", "along_n", 2))
     tiles = {}
-    for name, index in (("pingpong", pingpong), ("coop", coop)):
+    for name, index in (("pingpong", pingpong), ("coop", coop), ("pingpong_192", pingpong_192)):
         with ops.forced_kernel("linear_residual_rms", index):
             tiles[name] = _C.linear_residual_rms_stats_layout(1000, 2048, 2048)[0]
-    assert tiles == {"pingpong": 2048 // 128, "coop": 2048 // 256}, tiles
+    assert tiles == {"pingpong": 2048 // 128, "coop": 2048 // 256, "pingpong_192": -(-2048 // 192)}, tiles
     # The kernel an op last ran on this thread names the tuner's "today"; nothing ran here.
     assert _C.last_op_choice("linear_bias_gelu_bwd") is None
     with pytest.raises(ValueError, match="op: 'linear_swiglu_no_z' is not an op"):
@@ -246,6 +251,7 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
     from coda.bench.tune import _describe
     assert _describe(("coop_128x256_2x1", "heuristic", 1)) == "coop heuristic swizzle 1"
     assert _describe(candidates[pingpong]) == "pingpong along m swizzle 8"
+    assert _describe(candidates[pingpong_192]) == "pingpong_128x192 along n swizzle 2"
 
 
 def test_an_installed_package_names_the_commit_it_was_built_from(monkeypatch, tmp_path):

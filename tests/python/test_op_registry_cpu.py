@@ -12,7 +12,7 @@ OP_KEY_HPP = pathlib.Path(__file__).resolve().parents[2] / "include" / "coda" / 
 
 
 def _op_keys() -> list[str]:
-    names = re.findall(r'X\(k\w+, "(\w+)"\)', OP_KEY_HPP.read_text())
+    names = re.findall(r'X\(k\w+, "(\w+)",', OP_KEY_HPP.read_text())  # X(kId, "name", Params)
     assert len(names) >= 16, f"CODA_OP_KEYS not found in {OP_KEY_HPP}"
     return names
 

@@ -34,13 +34,15 @@ PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
 
 // The floats per-row (per-col) partials of an M×N output need under any kernel config: the most
-// tiles (the smallest tile, 128) times the most padding (to the largest tile, 256). What a
-// workspace sized before the kernel is chosen must hold.
+// tiles (the smallest tile, 128) times the most padding (a multiple of the largest tile, 256, or
+// of the Pingpong 128x192 tile's N, 192, whichever is larger). What a workspace sized before the
+// kernel is chosen must hold (host test PartialLayouts.AnyConfigHoldsEveryProgramConfig).
 inline std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
   return (n + 127) / 128 * ((m + 255) / 256 * 256);
 }
 inline std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return (m + 127) / 128 * ((n + 255) / 256 * 256);
+  const std::int64_t padded_256 = (n + 255) / 256 * 256, padded_192 = (n + 191) / 192 * 192;
+  return (m + 127) / 128 * (padded_256 > padded_192 ? padded_256 : padded_192);
 }
 
 // out[i] = Σ_t partials[t·padded + i] for i < count (fp32, tile order).

@@ -7,16 +7,20 @@
 
 #include "coda/epilogue/program_params.hpp"
 #include "coda/gemm/config.hpp"
+#include "coda/ops/op_key.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::epilogue {
 
-// The configs every program is compiled for (scripts/instances.py reads this list; a program with
-// an fp32 D in the first only): one Cooperative and one Pingpong, the configs an op's
-// options.choice may name and the autotuner times.
-inline constexpr gemm::TileConfig kProgramConfigs[] = {
-    gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1};
-bool has_program_instance(gemm::TileConfig config);
+// The configs the programs are compiled for (scripts/instances.py reads this list): one
+// Cooperative and two Pingpong, the configs an op's options.choice may name and the autotuner
+// times. A program with an fp32 D compiles the first only; one whose epilogue subtile spans
+// whole heads (QK-norm, 128 columns) only those whose tile N that subtile divides.
+inline constexpr gemm::TileConfig kProgramConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
+                                                       gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                                       gemm::TileConfig::kPingpong128x192Cluster2x1};
+// Whether the program of `op` (its row of CODA_OP_KEYS) is compiled for `config`.
+bool has_program_instance(ops::OpKey op, gemm::TileConfig config);
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice,

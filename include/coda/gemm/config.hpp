@@ -19,7 +19,9 @@ enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 //   X(enumerator, name, tile M, tile N, cluster M, cluster N, schedule, tile scheduler)
 // Schedules (gemm/kernel.hpp): Cooperative (two consumer warp groups split the tile along M),
 // Pingpong (one tile per warp group). Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):
-// with raster/swizzle per shape, these five were the finalists on 16 of the 17 Llama-3 shapes.
+// with raster/swizzle per shape, the first five were the finalists on 16 of the 17 Llama-3 shapes.
+// Pingpong 128x192 (2026-11-25, §10): the wide-N forward shapes' fastest plain GEMM on the H100
+// by 3-7 % and, as a Pingpong kernel, one whose epilogue overlaps the other warp group's mainloop.
 // A config here costs a kernel per operand layout in each plain-GEMM unit: it must win somewhere
 // (the nineteenth session's split-N tiles did not, §10).
 #define CODA_TILE_CONFIGS(X)                                                                   \
@@ -27,7 +29,8 @@ enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
   X(kCoop128x256Cluster2x1, "coop_128x256_2x1", 128, 256, 2, 1, Cooperative, Persistent)       \
   X(kCoop256x128Cluster1x2, "coop_256x128_1x2", 256, 128, 1, 2, Cooperative, Persistent)       \
   X(kStreamKCoop128x256Cluster2x1, "skcoop_128x256_2x1", 128, 256, 2, 1, Cooperative, StreamK) \
-  X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)
+  X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)  \
+  X(kPingpong128x192Cluster2x1, "pingpong_128x192_2x1", 128, 192, 2, 1, Pingpong, Persistent)
 
 enum class TileConfig : std::uint8_t {
 #define CODA_TILE_CONFIG_ENUMERATOR(id, name, tm, tn, cm, cn, schedule, scheduler) id,
@@ -72,5 +75,7 @@ const char* identifier(TileConfig config); // "kCoop128x256Cluster2x1"
 const char* to_string(RasterOrder raster);
 const char* to_string(Decomposition decomposition);
 bool is_stream_k(TileConfig config);
+// Whether a config runs the Pingpong schedule (one tile per consumer warp group).
+bool is_pingpong(TileConfig config);
 
 }  // namespace coda::gemm

@@ -12,29 +12,32 @@
 
 #include "coda/gemm/config.hpp"
 
-// X(identifier, name): the enumerator and the op's public name.
-#define CODA_OP_KEYS(X)                                                        \
-  X(kLinearResidualRms, "linear_residual_rms")                                 \
-  X(kLinearRmsnorm, "linear_rmsnorm")                                          \
-  X(kLinearSwiglu, "linear_swiglu")                                            \
-  X(kLinearRmsnormSwiglu, "linear_rmsnorm_swiglu")                             \
-  X(kLinearRope, "linear_rope")                                                \
-  X(kLinearRmsnormRope, "linear_rmsnorm_rope")                                 \
-  X(kLinearQknormRope, "linear_qknorm_rope")                                   \
-  X(kLinearQknormRopeSavePre, "linear_qknorm_rope_save_pre")                   \
-  X(kLinearRmsnormQknormRope, "linear_rmsnorm_qknorm_rope")                    \
-  X(kLinearRmsnormQknormRopeSavePre, "linear_rmsnorm_qknorm_rope_save_pre")    \
-  X(kLinearCrossEntropy, "linear_cross_entropy")                               \
-  X(kLinearSwigluBwd, "linear_swiglu_bwd")                                     \
-  X(kLinearRmsnormBwd, "linear_rmsnorm_bwd")                                   \
-  X(kLinearBiasGelu, "linear_bias_gelu")                                       \
-  X(kLinearBiasGeluSavePre, "linear_bias_gelu_save_pre")                       \
-  X(kLinearBiasGeluBwd, "linear_bias_gelu_bwd")
+// X(identifier, name, program): the enumerator, the op's public name and the params of its program,
+// whose compiled configs are the op's (epilogue::has_program_instance; an op's other programs,
+// e.g. without D, are compiled for the same ones).
+#define CODA_OP_KEYS(X)                                                                        \
+  X(kLinearResidualRms, "linear_residual_rms", ResidualRmsParams)                              \
+  X(kLinearRmsnorm, "linear_rmsnorm", RstdRowScaleParams)                                      \
+  X(kLinearSwiglu, "linear_swiglu", SwiGluPairsParams)                                         \
+  X(kLinearRmsnormSwiglu, "linear_rmsnorm_swiglu", RstdSwiGluPairsParams)                      \
+  X(kLinearRope, "linear_rope", RopeRotateParams)                                              \
+  X(kLinearRmsnormRope, "linear_rmsnorm_rope", RstdRopeRotateParams)                           \
+  X(kLinearQknormRope, "linear_qknorm_rope", QkNormRopeParams)                                 \
+  X(kLinearQknormRopeSavePre, "linear_qknorm_rope_save_pre", QkNormRopeSavePreParams)          \
+  X(kLinearRmsnormQknormRope, "linear_rmsnorm_qknorm_rope", RstdQkNormRopeParams)              \
+  X(kLinearRmsnormQknormRopeSavePre, "linear_rmsnorm_qknorm_rope_save_pre",                    \
+    RstdQkNormRopeSavePreParams)                                                               \
+  X(kLinearCrossEntropy, "linear_cross_entropy", CrossEntropyLossParams)                       \
+  X(kLinearSwigluBwd, "linear_swiglu_bwd", SwiGluBwdParams)                                    \
+  X(kLinearRmsnormBwd, "linear_rmsnorm_bwd", RmsNormBwdParams)                                 \
+  X(kLinearBiasGelu, "linear_bias_gelu", BiasGeluParams)                                       \
+  X(kLinearBiasGeluSavePre, "linear_bias_gelu_save_pre", BiasGeluSavePreParams)                \
+  X(kLinearBiasGeluBwd, "linear_bias_gelu_bwd", BiasGeluBwdParams)
 
 namespace coda::ops {
 
 enum class OpKey : std::uint8_t {
-#define CODA_OP_KEY_ENUMERATOR(id, name) id,
+#define CODA_OP_KEY_ENUMERATOR(id, name, program) id,
   CODA_OP_KEYS(CODA_OP_KEY_ENUMERATOR)
 #undef CODA_OP_KEY_ENUMERATOR
   kCount  // not an op: the number of keys (and the op tables' end marker)

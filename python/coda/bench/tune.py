@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The fused ops' kernel choice tuned in the op benchmark's own harness: `python -m coda.bench tune`.
 
-For each op and model at M tokens, every kernel candidate (C.program_candidates(): 2 configs × 2
-rasters × 4 swizzles) is forced on the op in turn (coda.ops.forced_kernel) and timed in the same
+For each op and model at M tokens, every kernel candidate its program is compiled for
+(C.op_candidates(op) of C.program_candidates(): 3 configs × 2 rasters × 4 swizzles) is forced on the op in turn (coda.ops.forced_kernel) and timed in the same
 interleaved rounds, on the same operand sets and realistic side inputs, as `python -m coda.bench ops`
 times the op (ops.py), together with PyTorch's matmul of the shape and the op as it runs today
 (its table row or the rule). The pick is the candidate of least median per-round ratio to matmul.
@@ -71,9 +71,15 @@ def _has_key(name: str) -> bool:
         return False
 
 
+# The program configs as the tune JSON names them: "coop" and "pingpong" for the first two (as
+# since the first runs, so that old and new files compare), the schedule and tile for the others.
+SHORT_CONFIG_NAMES = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}
+
+
 def _describe(candidate: tuple[str, str, int]) -> str:
     config, raster, swizzle = candidate
-    return f"{config.split('_')[0]} {raster.replace('_', ' ')} swizzle {swizzle}"
+    name = SHORT_CONFIG_NAMES.get(config, config.rsplit("_", 1)[0])
+    return f"{name} {raster.replace('_', ' ')} swizzle {swizzle}"
 
 
 def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> dict:
@@ -94,7 +100,8 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
 
     steps = {"torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
              "today": _rotating(sets, case.coda)}
-    steps.update({f"c{i}": _rotating(sets, forced(i)) for i in range(len(candidates))})
+    runnable = C.op_candidates(case.name)
+    steps.update({f"c{i}": _rotating(sets, forced(i)) for i in runnable})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
     case.coda(sets[0])  # once more as the op runs today, to name the kernel it chose
@@ -103,7 +110,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     def ratio(name):
         return round_ratio(result.round_medians_ms, result.errors, name, "torch_matmul")
 
-    ratios = {f"c{i}": ratio(f"c{i}") for i in range(len(candidates))}
+    ratios = {f"c{i}": ratio(f"c{i}") for i in runnable}
     today = ratio("today")
     timed = {name: r for name, r in ratios.items() if r is not None}
     best = min(timed, key=timed.get)
@@ -117,7 +124,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     if passed and gain is not None and gain >= args.min_gain:
         confirmed = confirm(steps, best, watch, args)
     row = {"name": case.name, "shape": model_name, "M": m, "N": n, "K": k,
-           "candidates": [{"kernel": _describe(c), "x_matmul": ratios[f"c{i}"]} for i, c in enumerate(candidates)],
+           "candidates": [{"kernel": _describe(candidates[i]), "x_matmul": ratios[f"c{i}"]} for i in runnable],
            "today_kernel": _describe(today_kernel) if today_kernel else None,
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "confirmed": confirmed, "check_passed": passed, "errors": result.errors,

@@ -54,12 +54,13 @@ std::vector<double> valid_partials(const ref::Partials& p, int count) {
 struct Shape { int m, n, k; };
 // Ragged in M and N (N odd, a single row, a single N tile), K not a multiple of 64.
 const Shape kShapes[] = {{1, 199, 1000}, {1000, 4095, 199}, {4095, 1001, 1000}, {333, 520, 776}};
-const TileConfig kConfigs[] = {TileConfig::kCoop128x256Cluster2x1,
-                               TileConfig::kPingpong128x128Cluster2x1};
+// Every config the programs are compiled for (none of these programs spans whole heads).
+const auto& kConfigs = kProgramConfigs;
 
 struct TileDims { int m, n; };
 TileDims tile_of(TileConfig c) {
-  return c == TileConfig::kPingpong128x128Cluster2x1 ? TileDims{128, 128} : TileDims{128, 256};
+  const gemm::TileGeometry g = gemm::geometry(c);
+  return {g.tile_m, g.tile_n};
 }
 
 // One random problem: operands, the float64 accumulator and the framework's bf16 GEMM output.

@@ -72,7 +72,7 @@ TEST(BackwardOps, SwiGluBackwardAgainstStandard) {
 
     DeviceMatrix d_dout = upload(d_out), d_w = upload(w_down), d_z = upload(interleave(gate, up));
     // Cooperative runs with its epilogue load stages capped (gemm/kernel.hpp).
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearSwigluBwd, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix dz = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn);
       DeviceBuffer zdz(s.m * 4), ws(linear_swiglu_bwd_workspace_bytes(s.m, s.ffn));
@@ -123,7 +123,7 @@ TEST(BackwardOps, BiasGeluBackwardAgainstStandard) {
 
     DeviceMatrix d_dout = upload(d_out), d_w = upload(w_down), d_pre = upload(pre);
     const std::size_t ws_bytes = linear_bias_gelu_bwd_workspace_bytes(s.m, s.n);
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearBiasGeluBwd, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix dp = output(s.m, s.n);
       DeviceBuffer db(s.n * 4), db_again(s.n * 4), ws(ws_bytes);
@@ -191,7 +191,7 @@ TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
     rms_norm_stats(h.view(), saved.stats, d_x.view(), saved.weight);  // the forward's statistics
     const std::size_t ws_bytes = linear_rmsnorm_bwd_workspace_bytes(s.m, s.d);
     const TensorView zdz_view = vector_view(d_zdz, s.m, DType::kF32);
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearRmsnormBwd, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix dx_fresh = output(s.m, s.d), dx_acc = upload(dx_in), n_out = output(s.m, s.d);
       DeviceBuffer dw(s.d * 4), ws(ws_bytes);
@@ -523,7 +523,7 @@ TEST(BackwardOps, CrossEntropyForwardBackwardAgainstStandard) {
     const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(c.m, c.vocab, c.chunk);
     const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
     auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    for (const OpOptions& options : kernel_choices(c.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearCrossEntropy, c.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix dx = output(c.m, c.hidden);
       DeviceBuffer loss(c.m * 4), lse(c.m * 4), zdz(c.m * 4), dw(std::size_t(c.vocab) * c.hidden * 4),

@@ -763,7 +763,7 @@ TEST_P(Autotune, TunedCallLeavesItsWinnersBitsAndTheWinnerPersists) {
   std::vector<KernelChoice> winners;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator();
        ++it)
-    for (TileConfig config : {TileConfig::kCoop128x256Cluster2x1, TileConfig::kPingpong128x128Cluster2x1})
+    for (TileConfig config : epilogue::kProgramConfigs)
       for (gemm::RasterOrder raster : {gemm::RasterOrder::kHeuristic, gemm::RasterOrder::kAlongM,
                                        gemm::RasterOrder::kAlongN})
         if ((*it)[1] == gemm::to_string(config) && (*it)[2] == gemm::to_string(raster))

@@ -98,7 +98,7 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
     auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
       return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
     };
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearResidualRms, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix x = output(s.m, s.hidden), h = output(s.m, s.hidden), d = output(s.m, s.next),
                    z = output(s.m, 2 * s.ffn), y = output(s.m, s.ffn), y_no_z = output(s.m, s.ffn);
@@ -184,7 +184,7 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
     auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
       return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
     };
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearRope, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix h = output(s.m, s.hidden), qkv = output(s.m, n), qkv_plain = output(s.m, n);
       DeviceMatrix z = output(s.m, n), y = output(s.m, ffn), y_no_z = output(s.m, ffn);
@@ -290,7 +290,7 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
     auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
       return meets_contract_by_row_scale_and_head(got, r64.v, fw.v, scales, s.hd, what);
     };
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearQknormRope, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix h = output(s.m, s.hidden), qkv = output(s.m, n), qkv_plain = output(s.m, n);
       DeviceBuffer partials(norm_stats_floats(s.m, s.hidden) * 4);
@@ -359,7 +359,7 @@ TEST(ForwardOps, BiasGeluAgainstStandard) {
     auto contract = [&](const std::vector<double>& got, const Matrix& r64, const Matrix& fw, const char* what) {
       return meets_contract_by_row_scale(got, r64.v, fw.v, scales, what);
     };
-    for (const OpOptions& options : kernel_choices(s.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearBiasGelu, s.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceMatrix y = output(s.m, s.n), y_saving = output(s.m, s.n), pre = output(s.m, s.n);
       linear_bias_gelu(y.view(), TensorView{}, d_x.view(), d_w.view(), bias, nullptr, options);
@@ -446,7 +446,7 @@ TEST(ForwardOps, CrossEntropyAgainstStandard) {
     ce.z_loss = c.z_loss;
     ce.softcap = c.softcap;
     auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    for (const OpOptions& options : kernel_choices(c.m)) {
+    for (const OpOptions& options : kernel_choices(OpKey::kLinearCrossEntropy, c.m)) {
       SCOPED_TRACE(describe_choice(options));
       DeviceBuffer loss_rows(c.m * 4), loss_sum(4), loss_mean(4), lse(c.m * 4);
       for (DeviceBuffer* b : {&loss_rows, &loss_sum, &loss_mean, &lse}) b->poison();

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/config.hpp"
 #include "coda/ops/op_key.hpp"
 #include "coda/ops/options.hpp"
@@ -169,16 +170,16 @@ inline ::testing::AssertionResult meets_reduced_contract(double out, const std::
 }
 
 // The kernel choices an op test runs a shape under: the op's own (its table or rule) and, up to
-// kForcedMaxRows rows, each config the fused programs are compiled for, forced (OpOptions;
-// src/ops/op_checks.cpp), so both compiled kernels of every program are held to the contract.
-// Taller shapes run the op's own choice only, to keep the suite's runtime down.
+// kForcedMaxRows rows, each config the op's program is compiled for, forced (OpOptions;
+// src/ops/op_checks.cpp), so every compiled kernel of every program is held to the contract.
+// Taller shapes run the op's own choice only, to keep the suite's runtime down. A test that runs
+// several ops under one choice names one of them: they share their configs.
 constexpr std::int64_t kForcedMaxRows = 1000;
-inline std::vector<OpOptions> kernel_choices(std::int64_t m) {
+inline std::vector<OpOptions> kernel_choices(OpKey op, std::int64_t m) {
   std::vector<OpOptions> choices(1);
   if (m <= kForcedMaxRows)
-    for (gemm::TileConfig c :
-         {gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1})
-      choices.push_back(OpOptions{gemm::KernelChoice{c}});
+    for (gemm::TileConfig c : epilogue::kProgramConfigs)
+      if (epilogue::has_program_instance(op, c)) choices.push_back(OpOptions{gemm::KernelChoice{c}});
   return choices;
 }
 inline std::string describe_choice(const OpOptions& options) {

@@ -98,8 +98,22 @@ TEST(ProgramLaunchers, RejectBeforeLaunch) {
   BiasSiluColSumParams bs{kR, nullptr};
   EXPECT_EQ(error_of([&] { bias_silu_col_sum(D, A, B, bs, coop); }),
             "coda::epilogue::bias_silu_col_sum: params.col_partials: data pointer is null");
-  EXPECT_TRUE(has_program_instance(TileConfig::kPingpong128x128Cluster2x1));
-  EXPECT_FALSE(has_program_instance(TileConfig::kCoop256x128Cluster1x2));
+  EXPECT_TRUE(has_program_instance(ops::OpKey::kLinearRmsnorm, TileConfig::kPingpong128x128Cluster2x1));
+  EXPECT_FALSE(has_program_instance(ops::OpKey::kLinearRmsnorm, TileConfig::kCoop256x128Cluster1x2));
+}
+
+// The configs each op's program is compiled for (scripts/instances.py): every program config,
+// except that the QK-norm programs (whole 128-column heads per epilogue subtile) skip a tile N
+// that 128 does not divide.
+TEST(ProgramLaunchers, EveryOpHasItsProgramConfigs) {
+  for (int i = 0; i < int(ops::OpKey::kCount); ++i) {
+    const auto op = ops::OpKey(i);
+    const std::string name = ops::name(op);
+    const bool whole_heads = name.find("qknorm") != std::string::npos;
+    for (TileConfig c : kProgramConfigs)
+      EXPECT_EQ(has_program_instance(op, c), !whole_heads || gemm::geometry(c).tile_n % 128 == 0)
+          << name << " " << gemm::to_string(c);
+  }
 }
 
 TEST(ProgramLaunchers, PairAndOnlineProgramsRejectBeforeLaunch) {
@@ -158,6 +172,21 @@ TEST(PartialLayouts, TilesAndPadding) {
   EXPECT_EQ(cols.tiles, 4);      // ceil(1000 / 256)
   EXPECT_EQ(cols.padded, 4096);  // round_up(4095, 128)
   EXPECT_EQ(cols.floats(), 4 * 4096);
+}
+
+// A workspace sized before the kernel is chosen (the *_any_config sizes) holds the partials of
+// every config the programs are compiled for, at ragged and round extents.
+TEST(PartialLayouts, AnyConfigHoldsEveryProgramConfig) {
+  for (TileConfig config : kProgramConfigs)
+    for (int m : {1, 127, 128, 129, 1000, 2048, 4095, 6225})
+      for (int n : {1, 191, 192, 193, 2048, 3072, 4096, 4097, 14336}) {
+        EXPECT_LE(per_row_partial_layout(config, m, n).floats(),
+                  per_row_partial_floats_any_config(m, n))
+            << gemm::to_string(config) << " " << m << "x" << n;
+        EXPECT_LE(per_col_partial_layout(config, m, n).floats(),
+                  per_col_partial_floats_any_config(m, n))
+            << gemm::to_string(config) << " " << m << "x" << n;
+      }
 }
 
 }  // namespace

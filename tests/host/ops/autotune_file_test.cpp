@@ -4,10 +4,13 @@
 // refused with a reason. Also the M buckets and the candidate set the tuner times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include "coda/epilogue/program_launchers.hpp"
 #include "coda/ops/autotune.hpp"
 #include "src/ops/autotune_file.hpp"
 
@@ -87,6 +90,9 @@ TEST(AutotuneFile, MalformedFilesAreRefusedWithTheirReason) {
       {edited(good, "\"pingpong_128x128_2x1\"", "\"pingpong_256x256_1x1\""),
        "unknown config \"pingpong_256x256_1x1\""},
       {edited(good, "\"coop_128x256_2x1\"", "\"skcoop_128x256_2x1\""), "unknown config"},
+      // a program config, but not one the QK-norm program is compiled for
+      {edited(good, "\"coop_128x256_2x1\"", "\"pingpong_128x192_2x1\""),
+       "linear_rmsnorm_qknorm_rope_save_pre is not compiled for pingpong_128x192_2x1"},
       {edited(good, "\"along_n\"", "\"diagonal\""), "unknown raster"},
       {edited(good, "\"swizzle\": 2", "\"swizzle\": 3"), "swizzle 3"},
       {edited(good, "\"swizzle\": 2", "\"swizzle\": 16"), "\"swizzle\" is not an integer"},
@@ -133,13 +139,14 @@ TEST(Autotune, CandidatesAreTheProgramConfigsEachOnce) {
   const auto& c = program_candidates();
   std::set<std::tuple<int, int, int>> seen;
   for (const KernelChoice& k : c) {
-    EXPECT_TRUE(k.config == TileConfig::kCoop128x256Cluster2x1 ||
-                k.config == TileConfig::kPingpong128x128Cluster2x1);
+    EXPECT_NE(std::find(std::begin(epilogue::kProgramConfigs), std::end(epilogue::kProgramConfigs),
+                        k.config),
+              std::end(epilogue::kProgramConfigs));
     EXPECT_NE(k.raster, RasterOrder::kHeuristic);
     EXPECT_EQ(k.decomposition, Decomposition::kHeuristic);
     EXPECT_TRUE(seen.insert({int(k.config), int(k.raster), k.swizzle}).second);
   }
-  EXPECT_EQ(c.size(), 16u);
+  EXPECT_EQ(c.size(), std::size(epilogue::kProgramConfigs) * 2 * 4);
 }
 
 TEST(Autotune, OffUnlessAsked) {

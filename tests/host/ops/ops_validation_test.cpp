@@ -70,8 +70,8 @@ TEST(OpsValidation, SwiGluAndRope) {
   OpOptions forced;
   forced.choice = gemm::KernelChoice{gemm::TileConfig::kCoop256x128Cluster1x2};
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, freq, nullptr, forced); }),
-            "coda::ops::linear_rope: options.choice.config: the fused ops are compiled for "
-            "coop_128x256_2x1 and pingpong_128x128_2x1; got coop_256x128_1x2");
+            "coda::ops::linear_rope: options.choice.config: linear_rope is compiled for "
+            "coop_128x256_2x1, pingpong_128x128_2x1, pingpong_128x192_2x1; got coop_256x128_1x2");
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
             "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
             "strides (1)");
@@ -92,6 +92,12 @@ TEST(OpsValidation, SwiGluAndRope) {
   no_heads.kv_heads = 0;
   EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, no_heads); }),
             "coda::ops::linear_qknorm_rope: qk_norm.q_heads/kv_heads: must be positive; got 2, 0");
+  // QK-norm's epilogue subtile holds whole 128-column heads: no 192-column tile.
+  OpOptions forced_192;
+  forced_192.choice = gemm::KernelChoice{gemm::TileConfig::kPingpong128x192Cluster2x1};
+  EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, qk, nullptr, forced_192); }),
+            "coda::ops::linear_qknorm_rope: options.choice.config: linear_qknorm_rope is compiled for "
+            "coop_128x256_2x1, pingpong_128x128_2x1; got pingpong_128x192_2x1");
   EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, bf16(0x80000, 64, 128), A, W, pos, freq, qk); }),
             "coda::ops::linear_qknorm_rope: Pre: dim 1 must equal N = 256; got bf16[64, 128] "
             "strides (128, 1)");
@@ -211,7 +217,8 @@ TEST(OpsValidation, BiasGelu) {
   const auto db = vec(0x90000, 256, DType::kF32);
   void* ws = reinterpret_cast<void*>(0xa0000);
   const std::size_t bytes = linear_bias_gelu_bwd_workspace_bytes(64, 256);
-  EXPECT_EQ(bytes, 4u * 1 * 256) << "one M-tile of 128 rows × N padded to 256";
+  EXPECT_EQ(bytes, 4u * 1 * 384)
+      << "one M-tile of 128 rows × N padded to the larger of 256 and 384 (192-column tiles)";
   EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, db, dOut, bf16(0x70000, 95, 256), Pre, ws, bytes); }),
             "coda::ops::linear_bias_gelu_bwd: W_down: dim 0 must equal dOut's columns = 96; got bf16[95, 256] "
             "strides (256, 1)");

@@ -26,7 +26,8 @@ TEST(ForwardProgramRule, PicksACompiledCandidateAtEveryShape) {
       for (std::int64_t k : {1, 8, 64, 2048, 4096, 8191, 8192, 16384, 57344, 1 << 20}) {
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
         const gemm::KernelChoice c = forward_program_rule(m, n, k);
-        EXPECT_TRUE(epilogue::has_program_instance(c.config));
+        for (int i = 0; i < int(OpKey::kCount); ++i)  // the rule serves every op
+          EXPECT_TRUE(epilogue::has_program_instance(OpKey(i), c.config));
         EXPECT_EQ(c.decomposition, gemm::Decomposition::kHeuristic);
         EXPECT_NE(std::find(candidates.begin(), candidates.end(), c), candidates.end())
             << "the rule must be one of the autotuner's candidates, which it is timed against";
@@ -127,9 +128,9 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
           for (gemm::TunedGpu gpu :
                {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100, gemm::TunedGpu::kH200}) {
             const gemm::KernelChoice c = op_choice(gpu, op, m, n, k);
-            EXPECT_TRUE(epilogue::has_program_instance(c.config)) << gemm::to_string(gpu);
+            EXPECT_TRUE(epilogue::has_program_instance(op, c.config)) << gemm::to_string(gpu);
             EXPECT_NE(c.decomposition, gemm::Decomposition::kStreamK) << gemm::to_string(gpu);
-            EXPECT_TRUE(epilogue::has_program_instance(fallback_of(gpu, op, m, n, k).config));
+            EXPECT_TRUE(epilogue::has_program_instance(op, fallback_of(gpu, op, m, n, k).config));
           }
         }
 }
