@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The per-GPU op tables (src/ops/op_table_<gpu>.inc; and the GEMM tables below) as the tuners and scripts/merge_table.py
 leave them: one row per (op, M, N, K) — program_choice takes the nearest row and the first of
-equals, so a second row for a key would be silently shadowed — and every choice one the fused
-ops are compiled for (the two program configs, no stream-K; swizzle 1, 2, 4 or 8)."""
+equals, so a second row for a key would be silently shadowed — and every choice one the op's
+program is compiled for (as scripts/instances.py generates its kernels; no stream-K; swizzle 1,
+2, 4 or 8)."""
 import pathlib
 import re
 
@@ -11,6 +12,24 @@ import pytest
 OPS = pathlib.Path(__file__).resolve().parents[2] / "src" / "ops"
 ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+), \{TileConfig::(\w+), RasterOrder::(\w+), (\d+), "
                  r"Decomposition::(\w+)\}\},")
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _compiled_configs() -> dict[str, list[str]]:
+    """Per op key (kLinearSwiglu): the configs its program is compiled for — the op registry
+    (CODA_OP_KEYS: X(kId, "name", ProgramParams)) joined with the kernel generator's own list."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instances", ROOT / "scripts" / "instances.py")
+    instances = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(instances)
+    configs = {p.name: p.configs for p in instances.PROGRAMS}
+    text = (ROOT / "include/coda/ops/op_key.hpp").read_text()
+    registry = re.findall(r'X\((k\w+), "\w+",[\s\\]*(\w+)Params\)', text)
+    assert len(registry) == text.count("  X(k"), "a CODA_OP_KEYS row did not parse"
+    return {key: configs[program] for key, program in registry}
 
 
 def _rows(gpu):
@@ -23,11 +42,12 @@ def _rows(gpu):
 def test_every_row_parses_and_names_a_compiled_choice(gpu):
     lines, rows = _rows(gpu)
     assert rows, f"no rows in op_table_{gpu}.inc"
+    compiled = _compiled_configs()
     for line, row in zip(lines, rows):
         assert row, f"row does not parse: {line}"
-        _, m, n, k, config, raster, swizzle, decomposition = row.groups()
+        op, m, n, k, config, raster, swizzle, decomposition = row.groups()
         assert min(int(m), int(n), int(k)) > 0, line
-        assert config in ("kCoop128x256Cluster2x1", "kPingpong128x128Cluster2x1"), line
+        assert config in compiled[op], f"{op}'s program is compiled for {compiled[op]}: {line}"
         assert raster in ("kAlongM", "kAlongN"), line
         assert int(swizzle) in (1, 2, 4, 8), line
         assert decomposition == "kHeuristic", line
