@@ -179,6 +179,13 @@ TEST(FitSwizzle, PaddingAsCutlassSchedulesIt) {
   const KernelChoice pingpong_fitted = fit_swizzle(pingpong, 12000, 128256);
   EXPECT_EQ(pingpong_fitted.swizzle, 1);
   EXPECT_EQ(pingpong_fitted.raster, RasterOrder::kAlongN);
+  // Every Pingpong config, by its schedule: the 128 × 192 tile too.
+  const KernelChoice pingpong_192{TileConfig::kPingpong128x192Cluster2x1, RasterOrder::kAlongN, 2};
+  EXPECT_EQ(fit_swizzle(pingpong_192, 12000, 128256).swizzle, 1);
+  EXPECT_EQ(fit_swizzle(pingpong_192, 12000, 128256).raster, RasterOrder::kAlongN);
+  EXPECT_TRUE(is_pingpong(TileConfig::kPingpong128x192Cluster2x1));
+  EXPECT_FALSE(is_pingpong(TileConfig::kCoop128x256Cluster2x1));
+  EXPECT_FALSE(is_pingpong(TileConfig::kStreamKCoop128x256Cluster2x1));
 }
 
 // The share of the SM waves a choice's tiles fill, and what replaces a choice whose last wave
