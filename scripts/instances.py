@@ -83,7 +83,8 @@ def constant_value(expression):
         found = re.search(rf"constexpr int {expression} = (\d+);", header.read_text())
         if found:
             return int(found.group(1))
-    raise AssertionError(f"kEpilogueTileN = {expression}: not an int literal or a constexpr int of kernels/coda/epilogue")
+    raise AssertionError(f"kEpilogueTileN = {expression}: neither an int literal nor a constexpr int "
+                         "of kernels/coda/epilogue")
 
 
 class Program:

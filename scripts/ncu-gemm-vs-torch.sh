@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Nsight Compute reports of PyTorch's GEMM (cuBLASLt, F.linear) and CODA's plain GEMM
-# (coda.linear, the GPU table's choice) on one forward shape, in one process on the same operands:
+# (coda.ops.linear, the GPU table's choice) on one forward shape, in one process on the same operands:
 # where PyTorch's kernel beats CODA's (the 1B small-K shapes, bench/RESULTS.md), what differs
 # inside — threads, registers, shared memory, stages, tensor-pipe activity, stall reasons, DRAM.
 # Not a timing source (ncu replays each kernel, clocks left alone as METHOD.md asks).
@@ -22,8 +22,8 @@ for _ in range(3):
 torch.cuda.synchronize()
 print("max |coda - torch| / max |torch|:", ((got - ref).abs().max() / ref.abs().max()).item())
 PY
-# The 4th launch of each (after warm-up), by kernel name: cuBLASLt's nvjet/sm90 kernels, CODA's
-# CUTLASS GemmUniversal with the ScaledAcc epilogue.
+# The third launch of each (two skipped as warm-up), by kernel name: cuBLASLt's nvjet/sm90
+# kernels, CODA's CUTLASS GemmUniversal with the ScaledAcc epilogue.
 for who in torch coda; do
   pattern="nvjet|sm90_xmma|cutlass_"
   [ "$who" = coda ] && pattern="fusion::ScaledAcc<"

@@ -2,12 +2,13 @@
 """The fused ops' kernel choice tuned in the op benchmark's own harness: `python -m coda.bench tune`.
 
 For each op and model at M tokens, every kernel candidate its program is compiled for
-(C.op_candidates(op) of C.program_candidates(): 3 configs × 2 rasters × 4 swizzles) is forced on the op in turn (coda.ops.forced_kernel) and timed in the same
-interleaved rounds, on the same operand sets and realistic side inputs, as `python -m coda.bench ops`
-times the op (ops.py), together with PyTorch's matmul of the shape and the op as it runs today
-(its table row or the rule). The pick is the candidate of least median per-round ratio to matmul.
+(C.op_candidates(op) of C.program_candidates(): 3 configs × 2 rasters × 4 swizzles) is forced
+on the op in turn (coda.ops.forced_kernel) and timed in the same interleaved rounds, on the same
+operand sets and realistic side inputs, as `python -m coda.bench ops` times the op (ops.py),
+together with PyTorch's matmul of the shape and the op as it runs today (its table row or the
+rule). The pick is the candidate of least median per-round ratio to matmul.
 
-The least of 16 noisy estimates is biased low (the winner's curse): with a few % of round-to-round
+The least of 16–24 noisy estimates is biased low (the winner's curse): with a few % of round-to-round
 noise, the best-looking candidate reads several % faster than it is, so "beats today by 2 %" in the
 same timing that picked it is no evidence. Where the pick looks --min-gain ahead, it is timed again
 head to head with today's choice (and matmul) in fresh rounds (--confirm-rounds), and the row is
