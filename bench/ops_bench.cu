@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
@@ -221,10 +220,9 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   if (tune_out != nullptr) {
     // Every kernel the op's program can run (the autotuner's candidates), against cuBLAS.
     std::vector<Timed> v = {{"cublas", [&](int i) { ops.cublas_gemm(handle, i); }}};
-    std::vector<gemm::KernelChoice> choices;
     const std::optional<ops::OpKey> key = ops::op_key_from_name(op);
-    for (const gemm::KernelChoice& c : ops::program_candidates())
-      if (!key || epilogue::has_program_instance(*key, c.config)) choices.push_back(c);
+    if (!key) throw Error("coda-bench tune-ops: " + op + " has no op-table key (coda/ops/op_key.hpp)");
+    const std::vector<gemm::KernelChoice> choices = ops::op_candidates(*key);
     for (const gemm::KernelChoice& c : choices) {
       const ops::OpOptions o{c};
       v.push_back({"candidate", [&, o](int i) { op_run(i, o); }});
@@ -267,7 +265,6 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
     }
     const gemm::KernelChoice& c = choices[best - 1];
     char line[512];
-    if (!key) throw Error("coda-bench tune-ops: " + op + " has no op-table key (coda/ops/op_key.hpp)");
     std::snprintf(line, sizeof line, "%s  // %s: %.3f x cuBLAS\n",
                   ops::op_table_row(*key, m, n, k, c).c_str(), shape_name.c_str(), ratio[best]);
     *tune_out += line;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "coda/epilogue/merge.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "coda/epilogue/lse_math.hpp"
@@ -66,6 +67,32 @@ PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n) {
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n) {
   const gemm::TileGeometry t = gemm::geometry(config);
   return {static_cast<int>((m + t.tile_m - 1) / t.tile_m), round_up(n, t.tile_n)};
+}
+
+namespace {
+// The most tiles `across` is split into and the most padding of `along`, over every config:
+// tile_across gives the tile extent along `across` (per-row partials: N), tile_along along `along`.
+template <class TileAcross, class TileAlong>
+std::int64_t most_partial_floats(std::int64_t across, std::int64_t along, TileAcross tile_across,
+                                 TileAlong tile_along) {
+  std::int64_t tiles = 0, padded = 0;
+  for (int c = 0; c < gemm::kNumTileConfigs; ++c) {
+    const gemm::TileGeometry t = gemm::geometry(gemm::TileConfig(c));
+    tiles = std::max(tiles, (across + tile_across(t) - 1) / tile_across(t));
+    padded = std::max(padded, round_up(along, tile_along(t)));
+  }
+  return tiles * padded;
+}
+}  // namespace
+
+std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
+  return most_partial_floats(n, m, [](const gemm::TileGeometry& t) { return t.tile_n; },
+                             [](const gemm::TileGeometry& t) { return t.tile_m; });
+}
+
+std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
+  return most_partial_floats(m, n, [](const gemm::TileGeometry& t) { return t.tile_m; },
+                             [](const gemm::TileGeometry& t) { return t.tile_n; });
 }
 
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,

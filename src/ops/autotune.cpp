@@ -222,10 +222,8 @@ TuneWinner time_candidates(const detail::TunedCall& call, const gemm::KernelChoi
   constexpr int kRounds = 5;
   constexpr double kMargin = 0.97;
   std::vector<gemm::KernelChoice> candidates = {rule};
-  for (const gemm::KernelChoice& c : program_candidates())
-    if (!(c == rule) && (!call.keep_config || c.config == rule.config) &&
-        epilogue::has_program_instance(call.op, c.config))
-      candidates.push_back(c);
+  for (const gemm::KernelChoice& c : op_candidates(call.op))
+    if (!(c == rule) && (!call.keep_config || c.config == rule.config)) candidates.push_back(c);
   SavedOutput saved(call.read_output, stream);
   EventPair events;
   for (const gemm::KernelChoice& c : candidates) launch(c);
@@ -273,6 +271,13 @@ const std::vector<gemm::KernelChoice>& program_candidates() {
     return v;
   }();
   return candidates;
+}
+
+std::vector<gemm::KernelChoice> op_candidates(OpKey op) {
+  std::vector<gemm::KernelChoice> v;
+  for (const gemm::KernelChoice& c : program_candidates())
+    if (epilogue::has_program_instance(op, c.config)) v.push_back(c);
+  return v;
 }
 
 namespace {

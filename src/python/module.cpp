@@ -11,11 +11,11 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <tuple>
 
-#include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_bias_gelu.hpp"
@@ -134,11 +134,10 @@ NB_MODULE(_C, m) {
   });
   // The indices of program_candidates() that `op`'s program is compiled for.
   m.def("op_candidates", [](const std::string& op) {
-    const OpKey key = op_key_named(op);
-    std::vector<int> out;
     const auto& all = program_candidates();
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (coda::epilogue::has_program_instance(key, all[i].config)) out.push_back(int(i));
+    std::vector<int> out;
+    for (const coda::gemm::KernelChoice& c : op_candidates(op_key_named(op)))
+      out.push_back(int(std::find(all.begin(), all.end(), c) - all.begin()));
     return out;
   }, nb::arg("op"));
   m.def("force_op_choice", [](const std::string& op, int candidate) {

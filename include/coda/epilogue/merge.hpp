@@ -34,16 +34,11 @@ PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
 
 // The floats per-row (per-col) partials of an M×N output need under any kernel config: the most
-// tiles (the smallest tile, 128) times the most padding (a multiple of the largest tile, 256, or
-// of the Pingpong 128x192 tile's N, 192, whichever is larger). What a workspace sized before the
-// kernel is chosen must hold (host test PartialLayouts.AnyConfigHoldsEveryProgramConfig).
-inline std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return (n + 127) / 128 * ((m + 255) / 256 * 256);
-}
-inline std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  const std::int64_t padded_256 = (n + 255) / 256 * 256, padded_192 = (n + 191) / 192 * 192;
-  return (m + 127) / 128 * (padded_256 > padded_192 ? padded_256 : padded_192);
-}
+// tiles (the smallest tile) times the most padding (the largest rounding up of M, or of N, over
+// every config of gemm/config.hpp). What a workspace sized before the kernel is chosen must hold
+// (host test PartialLayouts.AnyConfigHoldsEveryProgramConfig).
+std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n);
+std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n);
 
 // out[i] = Σ_t partials[t·padded + i] for i < count (fp32, tile order).
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,

@@ -31,10 +31,12 @@ namespace coda::ops {
 void set_autotune(bool on);
 bool autotune_enabled();
 
-// The kernels a fused op can run: each config the programs are compiled for (Cooperative 128×256
-// 2×1, Pingpong 128×128 2×1) × raster along M or N × swizzle 1, 2, 4, 8. What the autotuner and
-// `coda-bench tune-ops` time.
+// The kernels the fused ops can run: each config the programs are compiled for
+// (epilogue::kProgramConfigs) × raster along M or N × swizzle 1, 2, 4, 8; the indices the Python
+// tuner forces. op_candidates(op): those `op`'s program is compiled for (the QK-norm ops lack the
+// 192-column tile), what the autotuner and `coda-bench tune-ops` time.
 const std::vector<gemm::KernelChoice>& program_candidates();
+std::vector<gemm::KernelChoice> op_candidates(OpKey op);
 
 // The M rows a winner is tuned for and reused at: M rounded up to a power of two (at least 128).
 // A packed batch whose M changes every step thus tunes a handful of buckets, not every M.
