@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = {"layer": "coda.bench.layer", "ops": "coda.bench.ops", "overhead": "coda.bench.overhead",
-              "tune": "coda.bench.tune"}
+BENCHMARKS = {"kernels": "coda.bench.kernels", "layer": "coda.bench.layer", "ops": "coda.bench.ops",
+              "overhead": "coda.bench.overhead", "tune": "coda.bench.tune"}
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Where a layer's time goes: the GPU kernels of one decoder layer's forward and backward, per variant.
+
+    python -m coda.bench kernels [--size 8B] [--variants coda,floor,hf_compile,liger] [--iters 5]
+                                 [--m 16384] [--top 25] [--out bench-out]
+
+Why: the layer benchmark (layer.py) says how much slower or faster a variant is than the floor
+(the layer's GEMMs and SDPA alone); this one says which kernels make the difference. Each variant
+runs the layer benchmark's own problem (layer.make_problem, same weights and data) through
+`--warmup` untimed forward+backward iterations, then `--iters` under torch.profiler; a kernel's
+time is its CUDA time summed over the profiled iterations, divided by `--iters`. Kernels are
+grouped by name (templated names cut to their first 120 characters). The profiler's own overhead
+inflates wall time but not kernel time, so compare kernel sums, not these against layer.py's
+figures. Output: a table per variant on stdout, DIR/kernels.json (every kernel of every variant).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from coda.bench import layer, report
+from coda.bench.variants import VARIANT_NAMES
+
+
+# Names of CODA's epilogue nodes and functors, as they appear (length-prefixed) in a mangled name.
+# CUTLASS's own EVT nodes (Sm90AuxLoad, Sm90ColReduction, ...) keep their name without "Sm90".
+_EPILOGUE_NAME = re.compile(r"\w+(?:Fn|Node|Gate|GradGate|GradUp|Rstd|Dot|Grad)$|Sm90(?:Aux|Row|Col)\w+$")
+
+
+def _identifiers(mangled: str) -> list[str]:
+    """The length-prefixed identifiers of an Itanium-mangled name ("...13RopePairsNode...")."""
+    names = []
+    for match in re.finditer(r"(?<!\d)(\d+)(?=[A-Za-z_])", mangled):
+        start = match.end()
+        names.append(mangled[start:start + int(match.group(1))])
+    return names
+
+
+def label(name: str) -> str:
+    """A readable name: CUTLASS GEMM kernels by schedule, tile and the CODA epilogue nodes and
+    functors in them (their mangled names run to thousands of characters and differ only deep
+    inside); others cut to 120 characters."""
+    if name.startswith("_ZN7cutlass13device_kernel"):
+        schedule = "pingpong" if "Pingpong" in name else "coop" if "Cooperative" in name else "gemm"
+        mma = re.search(r"MMA_(\d+)x(\d+)x16", name)
+        tile_n = f" N{mma.group(2)}" if mma else ""
+        nodes = dict.fromkeys(n.removeprefix("Sm90") for n in _identifiers(name) if _EPILOGUE_NAME.match(n))
+        store = " (D reduce-added)" if "SM90_TMA_REDUCE_ADD" in name else ""
+        return f"CODA {schedule}{tile_n}: {'+'.join(nodes) or 'plain'}{store}"
+    return name if len(name) <= 120 else name[:117] + "..."
+
+
+def kernel_times(step, iters: int) -> dict[str, dict]:
+    """{kernel name: {"ms": mean per iteration, "calls": launches per iteration}} of `iters` steps."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            step()
+        torch.cuda.synchronize()
+    totals: dict[str, dict] = defaultdict(lambda: {"ms": 0.0, "calls": 0})
+    events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    for event in sorted(events, key=lambda e: e.time_range.start):  # first launch order
+        entry = totals[label(event.name)]
+        entry["ms"] += event.device_time / 1e3 / iters
+        entry["calls"] += 1
+    for entry in totals.values():
+        entry["calls"] = entry["calls"] / iters
+    return dict(totals)
+
+
+def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int) -> dict[str, dict]:
+    def step() -> None:
+        variant.backward(variant.forward(variant.prepare(x)))
+
+    for _ in range(warmup):
+        step()
+    return kernel_times(step, iters)
+
+
+def print_table(name: str, kernels: dict[str, dict], top: int) -> None:
+    """The `top` kernels by time, in the order of their first launch (forward, then backward)."""
+    total = sum(k["ms"] for k in kernels.values())
+    print(f"\n{name}: {total:.3f} ms of kernels per forward+backward, {len(kernels)} kernels")
+    kept = set(sorted(kernels, key=lambda kernel: -kernels[kernel]["ms"])[:top])
+    for kernel, entry in kernels.items():
+        if kernel in kept:
+            print(f"  {entry['ms']:8.3f} ms {entry['calls']:5.1f}x  {kernel}")
+    rest = [entry["ms"] for kernel, entry in kernels.items() if kernel not in kept]
+    if rest:
+        print(f"  {sum(rest):8.3f} ms        the other {len(rest)}")
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m coda.bench kernels", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", choices=tuple(layer.SIZES), default="8B")
+    parser.add_argument("--variants", type=layer._csv(VARIANT_NAMES), default=["coda", "floor", "hf_compile"])
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=5)
+    parser.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("bench-out"))
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if not torch.cuda.is_available():
+        print("python -m coda.bench kernels needs a CUDA GPU", file=sys.stderr)
+        return 2
+    device = torch.device("cuda")
+    dims = layer.SIZES[args.size]
+    hf_layer, _rotary, problem = layer.make_problem(dims, args.m or dims.default_tokens, device, args.seed)
+    variants, status = layer.build_variants(args.variants, hf_layer, problem)
+    results = {}
+    for name in args.variants:
+        if name not in variants:
+            print(f"{name}: {status[name]}")
+            continue
+        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters)
+        print_table(name, results[name], args.top)
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = ["python", "-m", "coda.bench", "kernels", *(sys.argv[1:] if argv is None else argv)]
+    record = {**report.run_metadata(device, command, warmup=args.warmup, iters=args.iters),
+              "size": args.size, "tokens": problem.tokens, "kernels": results}
+    (args.out / "kernels.json").write_text(json.dumps(record, indent=1))
+    print(f"\nwrote {args.out / 'kernels.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
