@@ -14,9 +14,10 @@
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
 // the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
-// `static constexpr int kEpilogueTileN = ...;` and cap the epilogue's load stages under the
-// Cooperative schedule with `static constexpr int kCooperativeEpilogueLoadStages = ...;`. The
-// epilogue is built first, and the mainloop gets the shared memory it leaves.
+// `static constexpr int kEpilogueTileN = ...;`, narrow it where the accumulator is heavy with
+// `static constexpr int kHeavyAccumulatorEpilogueTileN = ...;` (below), and cap the epilogue's load
+// stages under the Cooperative schedule with `static constexpr int kCooperativeEpilogueLoadStages
+// = ...;`. The epilogue is built first, and the mainloop gets the shared memory it leaves.
 #pragma once
 
 #include <type_traits>
@@ -54,6 +55,10 @@ struct TileConfigTypes {
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
   using Schedule = Schedule_;
   using TileScheduler = Scheduler_;
+  // fp32 accumulators per consumer thread: a Pingpong warp group (128 threads) holds the whole
+  // tile, the two Cooperative ones half of it each.
+  static constexpr int kAccumulatorsPerThread =
+      TileM * TileN / (std::is_same_v<Schedule_, Pingpong> ? 128 : 256);
 };
 
 using Persistent = cutlass::gemm::PersistentScheduler;
@@ -114,17 +119,52 @@ struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
       Rest...>;
 };
 
-// The schedule's epilogue subtile, N widened to Program::kEpilogueTileN when the program declares
-// it (a node that reduces across a head of columns needs the whole head in one subtile).
-template <class Program, class Default, class = void>
-struct EpilogueTileOf {
+// The accumulator count per thread above which a program's kHeavyAccumulatorEpilogueTileN applies:
+// every config but Pingpong 128x192 holds 128; that one holds 192, and a program whose subtile keeps
+// many values live (loaded tiles, packed pairs, partials) spills past the consumer's 240 registers
+// at the default 32 columns (ptxas: 836 B of stores in the SwiGLU backward).
+inline constexpr int kHeavyAccumulatorsPerThread = 128;
+
+// Program::kEpilogueTileN and Program::kHeavyAccumulatorEpilogueTileN, 0 where not declared.
+template <class Program, class = void>
+struct DeclaredTileN : std::integral_constant<int, 0> {};
+template <class Program>
+struct DeclaredTileN<Program, std::void_t<decltype(Program::kEpilogueTileN)>>
+    : std::integral_constant<int, Program::kEpilogueTileN> {};
+template <class Program, class = void>
+struct DeclaredHeavyAccumulatorTileN : std::integral_constant<int, 0> {};
+template <class Program>
+struct DeclaredHeavyAccumulatorTileN<
+    Program, std::void_t<decltype(Program::kHeavyAccumulatorEpilogueTileN)>>
+    : std::integral_constant<int, Program::kHeavyAccumulatorEpilogueTileN> {};
+
+// The subtile's N for Program under Tile: kEpilogueTileN when declared (a node that reduces
+// across a head of columns needs the whole head in one subtile); else kHeavyAccumulatorEpilogueTileN
+// when declared and Tile's accumulator is heavy; else 0, the schedule's default.
+template <class Program, class Tile>
+constexpr int epilogue_tile_n() {
+  constexpr int widened = DeclaredTileN<Program>::value;
+  constexpr int narrowed = DeclaredHeavyAccumulatorTileN<Program>::value;
+  static_assert(widened == 0 || narrowed == 0,
+                "a Program declares kEpilogueTileN or kHeavyAccumulatorEpilogueTileN, not both");
+  if constexpr (widened != 0) return widened;
+  if constexpr (Tile::kAccumulatorsPerThread > kHeavyAccumulatorsPerThread) return narrowed;
+  return 0;
+}
+
+template <class Default, int TileN>
+struct WithTileN {
+  using type = cute::Shape<cute::remove_cvref_t<decltype(cute::get<0>(Default{}))>, cute::Int<TileN>>;
+};
+template <class Default>
+struct WithTileN<Default, 0> {
   using type = Default;
 };
-template <class Program, class Default>
-struct EpilogueTileOf<Program, Default, std::void_t<decltype(Program::kEpilogueTileN)>> {
-  using type = cute::Shape<cute::remove_cvref_t<decltype(cute::get<0>(Default{}))>,
-                           cute::Int<Program::kEpilogueTileN>>;
-};
+
+// The schedule's epilogue subtile with N set by epilogue_tile_n when that is not 0.
+template <class Program, class Tile>
+using EpilogueTileOf =
+    typename WithTileN<typename Tile::Schedule::EpilogueTile, epilogue_tile_n<Program, Tile>()>::type;
 
 // Whether Program has `template <class Ctx> using Callbacks = ...;` for this Ctx.
 template <class Program, class Ctx, class = void>
@@ -175,8 +215,7 @@ struct GemmKernel {
   using Tile = TileConfigTraits<Config>;
   using TileShape = typename Tile::TileShape;
   using ClusterShape = typename Tile::ClusterShape;
-  using EpilogueTile =
-      typename detail::EpilogueTileOf<Program, typename Tile::Schedule::EpilogueTile>::type;
+  using EpilogueTile = detail::EpilogueTileOf<Program, Tile>;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
   static constexpr int kEpilogueLoadStages =

@@ -35,6 +35,9 @@ struct SwiGluPairsGrad {
   using Params = SwiGluPairsGradParams;
   // The Z tile is 32-bit: 2 load stages (32 KB) under Cooperative leave the mainloop 3 (gemm/kernel.hpp).
   static constexpr int kCooperativeEpilogueLoadStages = 2;
+  // Z pairs, (g, u), their gradients and the packed dZ are live per column: 16-column subtiles
+  // beside Pingpong 128x192's 192 accumulators (32 columns spill 836 B).
+  static constexpr int kHeavyAccumulatorEpilogueTileN = 16;
   template <class Ctx>
   using Callbacks = SwiGluGradDag<Ctx, Edges<>>;
 
@@ -51,6 +54,7 @@ CODA_COMPILE_EXAMPLE(SwiGluPairsGrad, kAkBk, bf16);
 struct SwiGluBwd {
   using Params = SwiGluBwdParams;
   static constexpr int kCooperativeEpilogueLoadStages = SwiGluPairsGrad::kCooperativeEpilogueLoadStages;
+  static constexpr int kHeavyAccumulatorEpilogueTileN = SwiGluPairsGrad::kHeavyAccumulatorEpilogueTileN;
   template <class Ctx>
   using Callbacks = SwiGluGradDag<Ctx, Edges<From<2, 3, 4, 5>, From<8>>,
                                   MapNode<PairDot>,                       // 8: g·∂g + u·∂u
