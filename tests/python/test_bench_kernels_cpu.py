@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+from coda.bench import kernels  # no native module needed
 
-from coda.bench import kernels  # noqa: E402  (no native module needed)
+REPO = Path(__file__).resolve().parents[2]
 
 # Shortened from a real Pingpong 128x192 RoPE kernel's name (ptxas log), the structure kept.
 ROPE_PINGPONG = ("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10"

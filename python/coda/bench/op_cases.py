@@ -126,8 +126,8 @@ class Operands:
     """One operand set of a model at M tokens. Tensors are made on first use (an op's set holds only
     what its case reads); `rows` are the per-token tensors, which the check samples by row."""
 
-    ROW_TENSORS = ("attn", "x", "r", "h", "sumsq", "cos", "sin", "targets", "d_out", "d_y", "z", "dx_in",
-                   "pre_fc", "d_logits")
+    ROW_TENSORS = ("attn", "x", "r", "h", "sumsq", "cos", "sin", "targets", "d_out", "d_y", "d_qkv", "z",
+                   "dx_in", "pre_fc", "d_logits")
 
     def __init__(self, model: Model, m: int, device):
         self.model, self.m, self.device = model, m, device
@@ -219,6 +219,9 @@ class Operands:
     def _make_d_y(self):  # the gradient of a consumer's output [M, 2F] (the gate/up projection)
         return _bf16(self.m, 2 * self.model.ffn, device=self.device)
 
+    def _make_d_qkv(self):  # the gradient of the QKV projection [M, qkv], as RoPE's backward leaves it
+        return _bf16(self.m, self.model.qkv, device=self.device)
+
     def _make_w_fc(self):  # the GELU MLP's up projection [4·hidden, hidden] (GPT-2 / BERT)
         return self._w(4 * self.model.hidden, self.model.hidden)
 
@@ -273,11 +276,17 @@ class Operands:
     def _make_d_y_coda(self):
         return _gate_up_to_coda(self["d_y"])
 
-    def _make_zdz(self):
-        """⟨Z, dZ⟩ per row of the consumer (Z = RMSNorm(X)·W_guᵀ), which the consumer's backward
-        hands the RMSNorm backward; computed here in fp32 from the normalized input."""
+    def _zdz(self, w: str, d: str) -> Tensor:
+        """⟨Z, dZ⟩ per row of a consumer (Z = RMSNorm(X)·Wᵀ), which the consumer's backward hands
+        the RMSNorm backward; computed here in fp32 from the normalized input."""
         n = PYTORCH.rms_norm(self["x"], self["gamma"], self["sumsq"])
-        return ((n @ self["w_gate_up"].t()).float() * self["d_y"].float()).sum(-1)
+        return ((n @ self[w].t()).float() * self[d].float()).sum(-1)
+
+    def _make_zdz(self):  # the gate/up projection's
+        return self._zdz("w_gate_up", "d_y")
+
+    def _make_zdz_qkv(self):
+        return self._zdz("w_qkv", "d_qkv")
 
 
 @dataclass(frozen=True)
@@ -305,6 +314,13 @@ class Case:
     # The GEMMs an op is held to when that is more than one GEMM (CE forward+backward: its three),
     # timed as the `torch_gemms` variant: gemms(t) runs them with PyTorch's matmul.
     gemms: Callable | None = None
+    # The op-table key when the case is a second shape of an op (e.g. the RMSNorm backward in the
+    # QKV dgrad as well as the gate/up one); empty: `name`.
+    op: str = ""
+
+    @property
+    def op_key(self) -> str:
+        return self.op or self.name
 
 
 def _columns_to_standard(t: Operands, qkv: Tensor) -> Tensor:
@@ -431,29 +447,37 @@ def _swiglu_bwd_case(model: Model) -> Case:
                 lambda t, o: (_gate_up_to_standard(o[0]), o[1]), ("dZ", "Y"), dgrad=True)
 
 
-def _rmsnorm_bwd_case(model: Model) -> Case:
-    """The RMSNorm backward after the consuming linear's dgrad (gate/up: G = dZ·W_gu), summed into
-    the residual stream's incoming gradient: autograd's HF LlamaRMSNorm backward, fp32 statistics.
-    The norm output N for ∂W is what autograd saved (not charged); ∂γ over all rows is checked by
-    the op tests, dX here."""
+def _rmsnorm_bwd_case(model: Model, consumer: str) -> Case:
+    """The RMSNorm backward after the consuming linear's dgrad (G = dZ·W): autograd's HF
+    LlamaRMSNorm backward, fp32 statistics. `consumer` "gate_up": the MLP's norm, dX summed into
+    the residual stream's incoming gradient (reduce-added); "qkv": the attention's norm, dX alone
+    (the layer's residual sum is autograd's). The norm output N for ∂W is what autograd saved (not
+    charged); ∂γ over all rows is checked by the op tests, dX here. The QKV case runs the standard
+    column order on both sides (a consistent permutation of dZ's columns and W's rows leaves dZ·W
+    and ⟨z, dz⟩ unchanged)."""
     from coda import ops
 
+    gate_up = consumer == "gate_up"
+    d, w, zdz = ("d_y", "w_gate_up", "zdz") if gate_up else ("d_qkv", "w_qkv", "zdz_qkv")
+
     def stock(t, p):
-        g = p.hi(t["d_y"] @ t["w_gate_up"])
+        g = p.hi(t[d] @ t[w])
         x = p.hi(t["x"])
         rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)
         u = x * rstd
         gw = g * p.hi(t["gamma"])
-        dx = rstd * (gw - u * (gw * u).mean(-1, keepdim=True))
-        return (p.lo(t["dx_in"] + p.lo(dx)),)
+        dx = p.lo(rstd * (gw - u * (gw * u).mean(-1, keepdim=True)))
+        return (p.lo(t["dx_in"] + dx),) if gate_up else (dx,)
 
     def coda(t):
-        dx, _, _ = ops.linear_rmsnorm_bwd(t["d_y_coda"], t["w_gate_up_coda"], t["x"], t["stats"], 0,
-                                          t["gamma"], EPS, t["zdz"], t["dx_in"])
+        d_coda, w_coda = (t["d_y_coda"], t["w_gate_up_coda"]) if gate_up else (t[d], t[w])
+        dx, _, _ = ops.linear_rmsnorm_bwd(d_coda, w_coda, t["x"], t["stats"], 0, t["gamma"], EPS, t[zdz],
+                                          t["dx_in"] if gate_up else None)
         return (dx,)
 
-    return Case("linear_rmsnorm_bwd", ("d_y", "w_gate_up"), ("d_y", "w_gate_up", "x", "gamma", "dx_in"),
-                stock, coda, lambda t, o: o, ("dX",), dgrad=True)
+    inputs = (d, w, "x", "gamma") + (("dx_in",) if gate_up else ())
+    return Case("linear_rmsnorm_bwd" if gate_up else "linear_rmsnorm_bwd_qkv", (d, w), inputs, stock, coda,
+                lambda t, o: o, ("dX",), dgrad=True, op="linear_rmsnorm_bwd")
 
 
 def _hf_loss(x, w, targets):  # Hugging Face's LM-head loss: fp32 logits, mean over kept tokens
@@ -584,7 +608,8 @@ def _gelu_cases(model: Model) -> list[Case]:
 
 
 def cases(model: Model) -> list[Case]:
-    return (_forward_cases(model) + [_swiglu_bwd_case(model), _rmsnorm_bwd_case(model)]
+    return (_forward_cases(model)
+            + [_swiglu_bwd_case(model), _rmsnorm_bwd_case(model, "gate_up"), _rmsnorm_bwd_case(model, "qkv")]
             + _cross_entropy_cases(model) + _gelu_cases(model))
 
 

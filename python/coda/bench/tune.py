@@ -95,18 +95,18 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
 
     def forced(i):
         def run(t):
-            with ops.forced_kernel(case.name, i):
+            with ops.forced_kernel(case.op_key, i):
                 return case.coda(t)
         return run
 
     steps = {"torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
              "today": _rotating(sets, case.coda)}
-    runnable = C.op_candidates(case.name)
+    runnable = C.op_candidates(case.op_key)
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in runnable})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
     case.coda(sets[0])  # once more as the op runs today, to name the kernel it chose
-    today_kernel = C.last_op_choice(case.name)
+    today_kernel = C.last_op_choice(case.op_key)
 
     def ratio(name):
         return round_ratio(result.round_medians_ms, result.errors, name, "torch_matmul")
@@ -117,7 +117,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     best = min(timed, key=timed.get)
     index = int(best[1:])
     stock_out = case.stock({name: sets[0][name] for name in case.inputs}, PYTORCH)
-    with ops.forced_kernel(case.name, index):  # the standard layout of its outputs too
+    with ops.forced_kernel(case.op_key, index):  # the standard layout of its outputs too
         checks = check(case, sets[0], case.coda(sets[0]), stock_out)
     passed = all(err <= bound for err, _, bound in checks.values())
     gain = 1 - timed[best] / today if today else None
@@ -130,7 +130,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "confirmed": confirmed, "check_passed": passed, "errors": result.errors,
            "rounds_ms": result.round_medians_ms,
-           "table_row": C.op_table_row(case.name, m, n, k, index)}
+           "table_row": C.op_table_row(case.op_key, m, n, k, index)}
     row["written"] = confirmed is not None and confirmed["gain"] is not None and confirmed["gain"] >= args.min_gain
     del sets, gemm_ab, stock_out
     torch.cuda.empty_cache()
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, lines = record.rows, []
     for model_name in args.models.split(","):
         for case in cases(MODELS[model_name]):
-            if (args.ops != "all" and case.name not in args.ops.split(",")) or not _has_key(case.name):
+            if (args.ops != "all" and case.name not in args.ops.split(",")) or not _has_key(case.op_key):
                 continue
             for m in tokens:
                 row = tune_case(case, model_name, m, args, watch, device)
