@@ -245,9 +245,13 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
     case OpKey::kLinearSwigluBwd: {
       gemm::KernelChoice c = gemm::choose_data_parallel_kernel_for(
           gpu, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
+      // The RMSNorm backward runs Cooperative 128 x 256 wherever it was tuned (all 14 rows of
+      // both GPUs' tables); the plain dgrad GEMM's own choice does not carry over: at the 8B QKV
+      // dgrad (16384 x 4096 x 6144) the plain GEMM's Pingpong 128 x 128 ran 1.43 x matmul, the
+      // Cooperative kernel 1.10 (H100, python -m coda.bench tune, twenty-second session).
       if (op == OpKey::kLinearSwigluBwd)
         c.config = TileConfig::kPingpong128x128Cluster2x1;
-      else if (!epilogue::has_program_instance(op, c.config))
+      else if (op == OpKey::kLinearRmsnormBwd || !epilogue::has_program_instance(op, c.config))
         c.config = TileConfig::kCoop128x256Cluster2x1;
       return c;
     }

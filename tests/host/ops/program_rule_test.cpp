@@ -141,6 +141,14 @@ TEST(FallbackOf, NamesEachOpsOwnKernel) {
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwiglu, m, n, k), forward_program_rule(m, n, k));
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwigluBwd, m, n, k).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
+  // The RMSNorm backward: Cooperative 128 x 256 on every GPU, also where the plain dgrad GEMM
+  // runs Pingpong (the 8B QKV dgrad on the H100).
+  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100, gemm::TunedGpu::kH200}) {
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144).config,
+              gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, m, n, k).config,
+              gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
+  }
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearCrossEntropy, m, 128256, k),
             forward_program_rule(m, 128256, k));
   // A QK-norm op that saves Pre runs its base op's choice in Pingpong.
