@@ -10,8 +10,12 @@ runs the layer benchmark's own problem (layer.make_problem, same weights and dat
 `--warmup` untimed forward+backward iterations, then `--iters` under torch.profiler; a kernel's
 time is its CUDA time summed over the profiled iterations, divided by `--iters`. Kernels are
 grouped by name (templated names cut to their first 120 characters). The profiler's own overhead
-inflates wall time but not kernel time, so compare kernel sums, not these against layer.py's
-figures. Output: a table per variant on stdout, DIR/kernels.json (every kernel of every variant).
+inflates wall time but not kernel time, so the wall time per iteration is taken before, without
+the profiler (CUDA events around `--iters` iterations back to back); wall minus the kernel sum is
+the time the GPU spent idle (kernels of one variant do not overlap: one stream). Beside it, the
+host's CUDA runtime calls that can block (synchronizations, cudaMalloc/cudaFree, synchronous
+copies) — what makes a GPU idle between kernels. Output: a table per variant on stdout,
+DIR/kernels.json (every kernel and blocking call of every variant).
 """
 from __future__ import annotations
 
@@ -57,33 +61,64 @@ def label(name: str) -> str:
     return name if len(name) <= 120 else name[:117] + "..."
 
 
-def kernel_times(step, iters: int) -> dict[str, dict]:
-    """{kernel name: {"ms": mean per iteration, "calls": launches per iteration}} of `iters` steps."""
+# CUDA runtime calls that can hold the host until the GPU catches up (then the GPU idles while the
+# host launches again): the host-side events the profile reports beside the kernels.
+_BLOCKING_CALLS = re.compile(r"cuda(?:Stream|Device|Event)Synchronize|cudaMalloc|cudaFree|cudaMemcpy(?!Async)"
+                             r"|cudaHostAlloc|cudaStreamWaitEvent")
+
+
+def wall_ms(step, iters: int) -> float:
+    """Mean wall time of `iters` steps back to back (CUDA events, no profiler)."""
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        step()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def kernel_times(step, iters: int, trace: Path | None = None) -> tuple[dict[str, dict], dict[str, dict]]:
+    """({kernel name: {"ms": mean per iteration, "calls": launches per iteration}}, the same for
+    the host's blocking CUDA runtime calls) of `iters` steps; the profiler's Chrome trace to
+    `trace` when given (where the GPU idles between kernels, and what the host did meanwhile)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
             step()
         torch.cuda.synchronize()
+    if trace is not None:
+        prof.export_chrome_trace(str(trace))
+    blocking: dict[str, dict] = defaultdict(lambda: {"ms": 0.0, "calls": 0})
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CPU and _BLOCKING_CALLS.match(event.name):
+            blocking[event.name]["ms"] += event.cpu_time_total / 1e3 / iters
+            blocking[event.name]["calls"] += 1
     totals: dict[str, dict] = defaultdict(lambda: {"ms": 0.0, "calls": 0})
     events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     for event in sorted(events, key=lambda e: e.time_range.start):  # first launch order
         entry = totals[label(event.name)]
         entry["ms"] += event.device_time / 1e3 / iters
         entry["calls"] += 1
-    for entry in totals.values():
+    for entry in list(totals.values()) + list(blocking.values()):
         entry["calls"] = entry["calls"] / iters
-    return dict(totals)
+    return dict(totals), dict(blocking)
 
 
-def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int) -> dict[str, dict]:
+def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Path | None = None) -> dict:
+    """The variant's kernels, its blocking runtime calls, and its wall time per forward+backward
+    without the profiler (wall - kernel sum: the time the GPU idled, as far as kernels do not overlap)."""
     def step() -> None:
         variant.backward(variant.forward(variant.prepare(x)))
 
     for _ in range(warmup):
         step()
-    return kernel_times(step, iters)
+    wall = wall_ms(step, iters)
+    kernels, blocking = kernel_times(step, iters, trace)
+    return {"wall_ms": wall, "kernels": kernels, "blocking_calls": blocking}
 
 
 def print_table(name: str, kernels: dict[str, dict], top: int) -> None:
@@ -108,6 +143,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--trace", action="store_true", help="also write DIR/<variant>.trace.json (Chrome trace)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
     return parser.parse_args(argv)
@@ -122,14 +158,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     dims = layer.SIZES[args.size]
     hf_layer, _rotary, problem = layer.make_problem(dims, args.m or dims.default_tokens, device, args.seed)
     variants, status = layer.build_variants(args.variants, hf_layer, problem)
+    args.out.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in args.variants:
         if name not in variants:
             print(f"{name}: {status[name]}")
             continue
-        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters)
-        print_table(name, results[name], args.top)
-    args.out.mkdir(parents=True, exist_ok=True)
+        trace = args.out / f"{name}.trace.json" if args.trace else None
+        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters, trace)
+        print_table(name, results[name]["kernels"], args.top)
+        kernel_ms = sum(k["ms"] for k in results[name]["kernels"].values())
+        print(f"  wall {results[name]['wall_ms']:.3f} ms per forward+backward (no profiler): "
+              f"{results[name]['wall_ms'] - kernel_ms:.3f} ms beyond the kernels")
+        for call, entry in sorted(results[name]["blocking_calls"].items(), key=lambda i: -i[1]["ms"]):
+            print(f"  host {entry['ms']:8.3f} ms {entry['calls']:5.1f}x  {call}")
     command = ["python", "-m", "coda.bench", "kernels", *(sys.argv[1:] if argv is None else argv)]
     record = {**report.run_metadata(device, command, warmup=args.warmup, iters=args.iters),
               "size": args.size, "tokens": problem.tokens, "kernels": results}
