@@ -55,7 +55,9 @@ def main():
     coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     for path in files:
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
-        queries = [f"op {r['name']} {r['M']} {r['N']} {r['K']}" for r in rows]
+        # The op-table key: "op" where a case is a second shape of an op (logged since the
+        # twenty-second session), else the case's name.
+        queries = [f"op {r.get('op', r['name'])} {r['M']} {r['N']} {r['K']}" for r in rows]
         choices = [candidate_name(c) for c in choose(coda_bench, gpu, queries)]
         logged, current, unpriced, changed = replay(rows, choices)
         print(f"{path}: within 0.92 of the best, logged choice {logged}/{len(rows)}, current choice "

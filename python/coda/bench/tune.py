@@ -124,7 +124,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     confirmed = None
     if passed and gain is not None and gain >= args.min_gain:
         confirmed = confirm(steps, best, watch, args)
-    row = {"name": case.name, "shape": model_name, "M": m, "N": n, "K": k,
+    row = {"name": case.name, "op": case.op_key, "shape": model_name, "M": m, "N": n, "K": k,
            "candidates": [{"kernel": _describe(candidates[i]), "x_matmul": ratios[f"c{i}"]} for i in runnable],
            "today_kernel": _describe(today_kernel) if today_kernel else None,
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
