@@ -11,8 +11,10 @@ runs the layer benchmark's own problem (layer.make_problem, same weights and dat
 time is its CUDA time summed over the profiled iterations, divided by `--iters`. Kernels are
 grouped by name (templated names cut to their first 120 characters). The profiler's own overhead
 inflates wall time but not kernel time, so the wall time per iteration is taken before, without
-the profiler (CUDA events around `--iters` iterations back to back); wall minus the kernel sum is
-the time the GPU spent idle (kernels of one variant do not overlap: one stream). Beside it, the
+the profiler (CUDA events around `--iters` iterations back to back); wall minus the kernel sum
+estimates the time the GPU spent idle (one stream: kernels do not overlap), to about ±1 ms at 8B
+because the profiled and unprofiled runs see different clocks — `--trace` shows the gaps
+themselves (the twenty-second session found 0.14 ms a CODA iteration there). Beside it, the
 host's CUDA runtime calls that can block (synchronizations, cudaMalloc/cudaFree, synchronous
 copies) — what makes a GPU idle between kernels. Output: a table per variant on stdout,
 DIR/kernels.json (every kernel and blocking call of every variant).
@@ -110,7 +112,7 @@ def kernel_times(step, iters: int, trace: Path | None = None) -> tuple[dict[str,
 
 def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Path | None = None) -> dict:
     """The variant's kernels, its blocking runtime calls, and its wall time per forward+backward
-    without the profiler (wall - kernel sum: the time the GPU idled, as far as kernels do not overlap)."""
+    without the profiler (wall - kernel sum: an estimate of the GPU's idle time, see the module)."""
     def step() -> None:
         variant.backward(variant.forward(variant.prepare(x)))
 
