@@ -28,6 +28,12 @@ def candidate_name(choice):
     return f"{name} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
 
 
+def choose_query(row):
+    """`coda-bench choose`'s query for a tuner row, by its op-table key: "op" where the case is a
+    second shape of an op (logged since the twenty-second session), else the case's name."""
+    return f"op {row.get('op', row['name'])} {row['M']} {row['N']} {row['K']}"
+
+
 def replay(rows, choices):
     """(logged within, current within, unpriced, changed rows) over `rows` and their `choices`.
     A choice is priced at the candidate of its name, or at today's time where it is the kernel the
@@ -55,10 +61,7 @@ def main():
     coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     for path in files:
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
-        # The op-table key: "op" where a case is a second shape of an op (logged since the
-        # twenty-second session), else the case's name.
-        queries = [f"op {r.get('op', r['name'])} {r['M']} {r['N']} {r['K']}" for r in rows]
-        choices = [candidate_name(c) for c in choose(coda_bench, gpu, queries)]
+        choices = [candidate_name(c) for c in choose(coda_bench, gpu, [choose_query(r) for r in rows])]
         logged, current, unpriced, changed = replay(rows, choices)
         print(f"{path}: within 0.92 of the best, logged choice {logged}/{len(rows)}, current choice "
               f"{current}/{len(rows) - unpriced} priced ({unpriced} unpriced)")

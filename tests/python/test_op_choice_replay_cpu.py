@@ -36,3 +36,9 @@ def test_replay_prices_a_choice_at_its_candidate_or_todays_time():
     assert [(row["name"], now) for row, _, now, _ in changed] == [("linear_rope", 1.259)]
     # A changed choice no candidate names stays unpriced.
     assert replay_script.replay(ROWS, ["coop along m swizzle 2", "coop along n swizzle 8"])[2] == 1
+
+
+def test_a_second_shape_case_is_queried_by_its_op():
+    row = {"name": "linear_rmsnorm_bwd_qkv", "op": "linear_rmsnorm_bwd", "M": 16384, "N": 4096, "K": 6144}
+    assert replay_script.choose_query(row) == "op linear_rmsnorm_bwd 16384 4096 6144"
+    assert replay_script.choose_query(ROWS[0]) == "op linear_rope 3000 3072 2048"  # rows before "op"
