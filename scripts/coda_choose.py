@@ -4,6 +4,11 @@
 Shared by gemm_rule_replay.py, op_choice_replay.py and rule_coverage.py."""
 import subprocess
 
+# The two first program configs as the tuners' logs and JSON name them ("coop", "pingpong", as
+# since the first runs); later configs keep their name. The package's tuner holds the same map
+# (python/coda/bench/tune.py: SHORT_CONFIG_NAMES), the scripts read this one.
+SHORT_CONFIG_NAMES = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}
+
 
 def choose(coda_bench, gpu, queries):
     """One choice per query, in `coda-bench choose`'s spelling ("pingpong_128x128_2x1 along_n s2")."""

@@ -18,13 +18,13 @@ A replay is a prediction, not a measurement: run the tuner on the GPU once it is
 import json
 import sys
 
-from coda_choose import choose
+from coda_choose import SHORT_CONFIG_NAMES, choose
 
 
 def candidate_name(choice):
     """`coda-bench choose`'s "pingpong_128x128_2x1 along_n s2" as the tuner spells candidates."""
     config, raster, swizzle = choice.split()[:3]
-    name = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}.get(config, config.rsplit("_", 1)[0])
+    name = SHORT_CONFIG_NAMES.get(config, config.rsplit("_", 1)[0])
     return f"{name} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
 
 

@@ -15,13 +15,10 @@ import re
 import statistics
 import sys
 
-from coda_choose import choose
+from coda_choose import SHORT_CONFIG_NAMES, choose
 
 CANDIDATE = re.compile(r"\s+candidate (\w+)\s+along (M|N) swizzle (\d+)\s+[\d.]+ ms\s+([\d.]+) x cuBLAS")
 ROW = re.compile(r"\{OpKey::(\w+), (\d+), (\d+), (\d+),.*// (\w+):")
-# Logs before the third program config name the two first "coop" and "pingpong"; later ones print
-# every config's full name. Both read as the short names for those two.
-SHORT = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}
 
 
 def untuned_choices(coda_bench, rows):
@@ -32,7 +29,7 @@ def untuned_choices(coda_bench, rows):
     choices = []
     for choice in choose(coda_bench, "untuned", queries):
         config, raster, swizzle = choice.split()[:3]
-        choices.append((SHORT.get(config, config),
+        choices.append((SHORT_CONFIG_NAMES.get(config, config),
                         raster[-1].upper(), int(swizzle[1:])))
     return choices
 
@@ -41,8 +38,8 @@ def shapes(log):
     """(op, model, (m, n, k), {candidate: ratio}) per tuned shape: a row line closes its candidates."""
     candidates = {}
     for line in open(log):
-        if m := CANDIDATE.match(line):
-            candidates[(SHORT.get(m[1], m[1]), m[2], int(m[3]))] = float(m[4])
+        if m := CANDIDATE.match(line):  # older logs name the two first configs short, newer in full
+            candidates[(SHORT_CONFIG_NAMES.get(m[1], m[1]), m[2], int(m[3]))] = float(m[4])
         elif m := ROW.match(line):
             yield m[1], m[5], (int(m[2]), int(m[3]), int(m[4])), candidates
             candidates = {}

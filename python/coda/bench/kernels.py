@@ -140,7 +140,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m coda.bench kernels", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=tuple(layer.SIZES), default="8B")
-    parser.add_argument("--variants", type=layer._csv(VARIANT_NAMES), default=["coda", "floor", "hf_compile"])
+    parser.add_argument("--variants", type=layer.csv_choices(VARIANT_NAMES), default=["coda", "floor", "hf_compile"])
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")

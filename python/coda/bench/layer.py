@@ -247,7 +247,7 @@ def _free_memory(device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def _csv(choices: Sequence[str]):
+def csv_choices(choices: Sequence[str]):
     def parse(text: str) -> list[str]:
         items = [item.strip() for item in text.split(",") if item.strip()]
         unknown = [item for item in items if item not in choices]
@@ -259,10 +259,10 @@ def _csv(choices: Sequence[str]):
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m coda.bench layer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=_csv(tuple(SIZES)), default=list(PUBLIC_SIZES),
+    parser.add_argument("--sizes", type=csv_choices(tuple(SIZES)), default=list(PUBLIC_SIZES),
                         help="comma-separated from 1B,8B,70B (default: all three)")
-    parser.add_argument("--rows", type=_csv(ROWS), default=list(ROWS), help="fwd,bwd,fwd_bwd")
-    parser.add_argument("--variants", type=_csv(VARIANT_NAMES), default=list(VARIANT_NAMES),
+    parser.add_argument("--rows", type=csv_choices(ROWS), default=list(ROWS), help="fwd,bwd,fwd_bwd")
+    parser.add_argument("--variants", type=csv_choices(VARIANT_NAMES), default=list(VARIANT_NAMES),
                         help=",".join(VARIANT_NAMES))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--iters", type=int, default=10, help="timed iterations per variant per round")

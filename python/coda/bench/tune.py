@@ -74,6 +74,7 @@ def _has_key(name: str) -> bool:
 
 # The program configs as the tune JSON names them: "coop" and "pingpong" for the first two (as
 # since the first runs, so that old and new files compare), the schedule and tile for the others.
+# The scripts' copy: scripts/coda_choose.py (the package does not import scripts).
 SHORT_CONFIG_NAMES = {"coop_128x256_2x1": "coop", "pingpong_128x128_2x1": "pingpong"}
 
 
