@@ -112,9 +112,9 @@ class CodaOp:
     validation error). Calling the CodaOp on CUDA tensors in eager mode runs the implementation
     directly: the custom-op dispatcher alone costs tens of microseconds of host time per call."""
 
-    def __init__(self, name: str, fn):
+    def __init__(self, name: str, fn, mutates_args=()):
         self.name = name
-        self.custom_op = torch.library.custom_op(f"{_LIB}::{name}", mutates_args=())(fn)
+        self.custom_op = torch.library.custom_op(f"{_LIB}::{name}", mutates_args=mutates_args)(fn)
         self._overload = getattr(getattr(torch.ops, _LIB), name).default
         self._fn = fn
         self.__doc__ = fn.__doc__
@@ -131,8 +131,8 @@ class CodaOp:
         return f"<CodaOp coda::{self.name}>"
 
 
-def _custom_op(name: str):
-    return lambda fn: CodaOp(name, fn)
+def _custom_op(name: str, mutates_args=()):
+    return lambda fn: CodaOp(name, fn, mutates_args)
 
 
 # --- the plain GEMM ---------------------------------------------------------------------------
@@ -453,6 +453,18 @@ def _(d_out, w_down, pre):
     return pre.new_empty(m, n), pre.new_empty(n, dtype=torch.float32)
 
 
+def _rmsnorm_bwd_into(dx: Tensor, accumulate: bool, dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor,
+                      stats_k: int, norm_weight: Tensor, eps: float, zdz: Tensor) -> tuple[Tensor, Tensor]:
+    m, d = x.shape
+    n = _empty(x, m, d)
+    dw = _empty(x, d, dtype=torch.float32)
+    ws = _workspace(x, C.linear_rmsnorm_bwd_workspace_bytes(m, d))
+    C.linear_rmsnorm_bwd(view(dx), accumulate, view(n), view(dw), view(dz), view(weight), view(x), view(stats),
+                         *stats_layout(m, d, stats_k), view(norm_weight), eps, view(zdz), ws.data_ptr(),
+                         ws.numel(), stream(x))
+    return n, dw
+
+
 @_custom_op("linear_rmsnorm_bwd")
 def linear_rmsnorm_bwd(dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, stats_k: int,
                        norm_weight: Tensor, eps: float, zdz: Tensor,
@@ -460,15 +472,9 @@ def linear_rmsnorm_bwd(dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, sta
     """RMSNorm backward in the consumer's dgrad: (dX [+ residual_grad], N = RMSNorm(X), ∂w fp32)."""
     _require_cuda("linear_rmsnorm_bwd", dz=dz, weight=weight, x=x, stats=stats, norm_weight=norm_weight,
                   zdz=zdz, residual_grad=residual_grad)
-    m, d = x.shape
     accumulate = residual_grad is not None
-    dx = residual_grad.clone() if accumulate else _empty(x, m, d)
-    n = _empty(x, m, d)
-    dw = _empty(x, d, dtype=torch.float32)
-    ws = _workspace(x, C.linear_rmsnorm_bwd_workspace_bytes(m, d))
-    C.linear_rmsnorm_bwd(view(dx), accumulate, view(n), view(dw), view(dz), view(weight), view(x), view(stats),
-                         *stats_layout(m, d, stats_k), view(norm_weight), eps, view(zdz), ws.data_ptr(),
-                         ws.numel(), stream(x))
+    dx = residual_grad.clone() if accumulate else _empty(x, *x.shape)
+    n, dw = _rmsnorm_bwd_into(dx, accumulate, dz, weight, x, stats, stats_k, norm_weight, eps, zdz)
     return dx, n, dw
 
 
@@ -476,6 +482,23 @@ def linear_rmsnorm_bwd(dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, sta
 def _(dz, weight, x, stats, stats_k, norm_weight, eps, zdz, residual_grad):
     m, d = x.shape
     return x.new_empty(m, d), x.new_empty(m, d), x.new_empty(d, dtype=torch.float32)
+
+
+@_custom_op("linear_rmsnorm_bwd_add_", mutates_args=("dx",))
+def linear_rmsnorm_bwd_add_(dx: Tensor, dz: Tensor, weight: Tensor, x: Tensor, stats: Tensor, stats_k: int,
+                            norm_weight: Tensor, eps: float, zdz: Tensor) -> tuple[Tensor, Tensor]:
+    """linear_rmsnorm_bwd with the input gradient added into dx in place (dx += dX, by the GEMM's
+    reduce-add store): (N = RMSNorm(X), ∂w fp32). For a caller that owns dx (a gradient no one
+    else holds): no copy of it, no separate add."""
+    _require_cuda("linear_rmsnorm_bwd_add_", dx=dx, dz=dz, weight=weight, x=x, stats=stats,
+                  norm_weight=norm_weight, zdz=zdz)
+    return _rmsnorm_bwd_into(dx, True, dz, weight, x, stats, stats_k, norm_weight, eps, zdz)
+
+
+@linear_rmsnorm_bwd_add_.register_fake
+def _(dx, dz, weight, x, stats, stats_k, norm_weight, eps, zdz):
+    m, d = x.shape
+    return x.new_empty(m, d), x.new_empty(d, dtype=torch.float32)
 
 
 @_custom_op("rope_bwd")
@@ -523,4 +546,4 @@ def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads,
 ALL_OPS = (linear, rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,
            linear_rope, linear_rmsnorm_rope, linear_qknorm_rope, linear_rmsnorm_qknorm_rope,
            linear_cross_entropy, linear_cross_entropy_fwd_bwd, linear_swiglu_bwd, linear_rmsnorm_bwd,
-           rope_bwd, qknorm_rope_bwd, linear_bias_gelu, linear_bias_gelu_bwd)
+           linear_rmsnorm_bwd_add_, rope_bwd, qknorm_rope_bwd, linear_bias_gelu, linear_bias_gelu_bwd)

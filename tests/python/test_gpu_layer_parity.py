@@ -58,7 +58,10 @@ def test_layer_matches_hf(model, size, packed):
     documents = coda.nn.documents_from_positions(position_ids) if packed else None
     positions = position_ids.reshape(-1).to(torch.int32)
     out = coda_layer(state, positions, batch=batch, documents=documents)
+    dy_kept = dy.clone()
     out.x.backward(dy.view(-1, config.hidden_size))
+    # the layer adds residual gradients in place into buffers it owns, never into the caller's
+    assert torch.equal(dy, dy_kept), "the layer's backward wrote into the incoming gradient"
     g_coda = to_hf(coda_layer, {n: p.grad for n, p in coda_layer.named_parameters()})
 
     _contract("output", out.x.view_as(out_ref), out_hf, out_ref)

@@ -49,6 +49,8 @@ def _samples():
         ops.linear_swiglu_bwd: (_bf16(M, K), _bf16(K, FFN, scale=FFN**-0.5), z),
         ops.linear_rmsnorm_bwd: (_bf16(M, K), w, x, stats, K, nw, 1e-5,
                                  torch.randn(M, device="cuda"), _bf16(M, K)),
+        ops.linear_rmsnorm_bwd_add_: (_bf16(M, K), _bf16(M, K), w, x, stats, K, nw, 1e-5,
+                                      torch.randn(M, device="cuda")),
         ops.rope_bwd: (_bf16(M, N_QKV), _bf16(M, N_QKV), pos, freqs),
         ops.qknorm_rope_bwd: (pre, _bf16(M, N_QKV), pos, freqs, *qk),
         ops.linear_bias_gelu: (a, w_up, b_up, True),
@@ -62,7 +64,7 @@ def test_every_op_has_a_sample():
     assert set(_samples()) == set(ops.ALL_OPS)
 
 
-@pytest.mark.parametrize("index", range(19))
+@pytest.mark.parametrize("index", range(20))
 def test_opcheck(index):
     from coda import ops
 
@@ -200,6 +202,24 @@ def test_linear_matches_float64():
         err = (ops.linear(a, w).double() - ref).abs().amax(1)
         bound = 2 * ((a @ w.t()).double() - ref).abs().amax(1)
         assert (err <= bound).all(), f"{m}x{n}x{k}: {int((err > bound).sum())} rows over the contract"
+
+
+def test_linear_rmsnorm_bwd_add_in_place_equals_the_copying_op():
+    """The in-place op runs the same kernel as linear_rmsnorm_bwd with residual_grad: the same bits
+    in dx, N and ∂w (ragged M; the layer parity test checks both against float64), and the copying
+    op leaves its residual_grad untouched."""
+    from coda import ops
+
+    m = 1000
+    a, w, r, nw = _bf16(m, K), _bf16(K, K, scale=K**-0.5), _bf16(m, K), 1 + _bf16(K, scale=0.1)
+    x, _h, stats = ops.linear_residual_rms(a, w, r, nw)
+    dz, zdz, residual = _bf16(m, K), torch.randn(m, device="cuda"), _bf16(m, K)
+    kept = residual.clone()
+    dx, n, dw = ops.linear_rmsnorm_bwd(dz, w, x, stats, K, nw, 1e-5, zdz, residual)
+    assert torch.equal(residual, kept), "linear_rmsnorm_bwd changed its residual_grad"
+    n2, dw2 = ops.linear_rmsnorm_bwd_add_(residual, dz, w, x, stats, K, nw, 1e-5, zdz)
+    assert not torch.equal(residual, kept), "linear_rmsnorm_bwd_add_ left dx as it was"
+    assert torch.equal(residual, dx) and torch.equal(n2, n) and torch.equal(dw2, dw)
 
 
 def _meets_contract_per_row(got, fw, ref, what):

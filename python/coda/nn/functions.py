@@ -6,7 +6,15 @@ differentiated by PyTorch) and the residual sums autograd already makes.
 The residual stream travels as (x, h, stats): x the stream, h = x ⊙ w of the norm that consumes
 it next, stats its Σx² partials (coda.ops). h and stats are functions of (x, w); their gradients
 are folded into the consumer's backward (linear_rmsnorm_bwd returns ∂x and ∂w directly), so every
-Function returns None for them and never differentiates the producer's copy of w.
+Function returns None for them, never differentiates the producer's copy of w, and does not have
+autograd fill zero gradients for them (set_materialize_grads(False)).
+
+The residual gradient is summed inside the GEMMs, not by autograd: the Mlp's RMSNorm backward
+reduce-adds ∂x2 into ∂x1, and AttentionInput hands x on to AttentionOutput's residual (its 4th
+output), so the residual's gradient comes back to AttentionInput, whose RMSNorm backward adds ∂x
+into it in place. That gradient is ∂x1 as the Mlp allocated it, passed through AttentionOutput:
+no one else holds it, so adding into it is safe (an incoming gradient from outside the layer is
+never written).
 
 Plain GEMMs (weight gradients, the O projection's dgrad) are torch.matmul: cuBLAS, the floor."""
 from __future__ import annotations
@@ -31,10 +39,11 @@ def _join_heads(dq: torch.Tensor, dk: torch.Tensor, dv: torch.Tensor) -> torch.T
 
 
 class AttentionInput(torch.autograd.Function):
-    """q, k, v = heads(RoPE([QkNorm](RMSNorm(x) · W_qkvᵀ))), the norm deferred to the epilogue.
+    """q, k, v = heads(RoPE([QkNorm](RMSNorm(x) · W_qkvᵀ))), the norm deferred to the epilogue, and
+    x itself, for the residual (its gradient comes back here: see the module docstring).
 
     Backward: the RoPE (+ QK-norm) backward as one memory pass, then the RMSNorm backward in the
-    QKV dgrad GEMM (∂x, ∂w, and N for the weight gradient)."""
+    QKV dgrad GEMM (∂x added into the residual's gradient, ∂w, and N for the weight gradient)."""
 
     @staticmethod
     def forward(ctx, x, h, stats, w_qkv, norm_weight, positions, frequencies, q_norm_weight,
@@ -52,10 +61,10 @@ class AttentionInput(torch.autograd.Function):
             ctx.save_for_backward(x, stats, w_qkv, norm_weight, positions, frequencies, qkv)
         ctx.qk_norm = qk_norm
         ctx.meta = (stats_k, eps, q_heads, kv_heads, qk_eps)
-        return _split_heads(qkv, batch, q_heads, kv_heads, head_dim)
+        return (*_split_heads(qkv, batch, q_heads, kv_heads, head_dim), x)
 
     @staticmethod
-    def backward(ctx, dq, dk, dv):
+    def backward(ctx, dq, dk, dv, d_residual):
         stats_k, eps, q_heads, kv_heads, qk_eps = ctx.meta
         d_qkv = _join_heads(dq, dk, dv)
         dgq = dgk = None
@@ -67,7 +76,9 @@ class AttentionInput(torch.autograd.Function):
         else:
             x, stats, w_qkv, norm_weight, positions, frequencies, qkv = ctx.saved_tensors
             dz, zdz = ops.rope_bwd(qkv, d_qkv, positions, frequencies)
-        dx, normed, dw = ops.linear_rmsnorm_bwd(dz, w_qkv, x, stats, stats_k, norm_weight, eps, zdz, None)
+        # d_residual: ∂x1 from the Mlp through AttentionOutput (ours alone), or zeros autograd made.
+        normed, dw = ops.linear_rmsnorm_bwd_add_(d_residual, dz, w_qkv, x, stats, stats_k, norm_weight, eps, zdz)
+        dx = d_residual
         d_w_qkv = dz.t() @ normed
         return (dx, None, None, d_w_qkv, dw.to(norm_weight.dtype), None, None, dgq, dgk,
                 None, None, None, None, None, None, None)
@@ -81,10 +92,13 @@ class AttentionOutput(torch.autograd.Function):
         x1, h1, stats1 = ops.linear_residual_rms(o, w_o, x, post_norm_weight)
         ctx.save_for_backward(o, w_o)
         ctx.mark_non_differentiable(h1, stats1)
+        ctx.set_materialize_grads(False)
         return x1, h1, stats1
 
     @staticmethod
     def backward(ctx, dx1, _dh1, _dstats1):
+        if dx1 is None:
+            return None, None, None, None
         o, w_o = ctx.saved_tensors
         return dx1 @ w_o, dx1.t() @ o, dx1, None
 
@@ -104,10 +118,13 @@ class Mlp(torch.autograd.Function):
         ctx.save_for_backward(x1, stats1, w_gate_up, post_norm_weight, w_down, z)
         ctx.meta = (stats_k, eps)
         ctx.mark_non_differentiable(h2, stats2)
+        ctx.set_materialize_grads(False)
         return x2, h2, stats2
 
     @staticmethod
     def backward(ctx, dx2, _dh2, _dstats2):
+        if dx2 is None:
+            return (None,) * 9
         x1, stats1, w_gate_up, post_norm_weight, w_down, z = ctx.saved_tensors
         stats_k, eps = ctx.meta
         dz, y, zdz = ops.linear_swiglu_bwd(dx2, w_down, z)

@@ -150,12 +150,12 @@ class CodaDecoderLayer(nn.Module):
         w_next = next_norm_weight if next_norm_weight is not None else self.next_norm_weight
         if w_next is None:
             raise ValueError("coda.nn.CodaDecoderLayer: next_norm_weight is not set")
-        q, k, v = AttentionInput.apply(state.x, state.h, state.stats, self.qkv_weight, self.input_norm_weight,
-                                       positions, self.frequencies, self.q_norm_weight, self.k_norm_weight,
-                                       state.stats_k, self.eps, batch, self.q_heads, self.kv_heads,
-                                       self.head_dim, self.eps)
+        q, k, v, x = AttentionInput.apply(state.x, state.h, state.stats, self.qkv_weight, self.input_norm_weight,
+                                          positions, self.frequencies, self.q_norm_weight, self.k_norm_weight,
+                                          state.stats_k, self.eps, batch, self.q_heads, self.kv_heads,
+                                          self.head_dim, self.eps)
         o = attention(q, k, v, documents)
-        x1, h1, stats1 = AttentionOutput.apply(o, self.o_weight, state.x, self.post_norm_weight)
+        x1, h1, stats1 = AttentionOutput.apply(o, self.o_weight, x, self.post_norm_weight)
         x2, h2, stats2 = Mlp.apply(x1, h1, stats1, self.gate_up_weight, self.post_norm_weight, self.down_weight,
                                    w_next, self.o_weight.shape[1], self.eps)
         return ResidualState(x2, h2, stats2, self.ffn)

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`python -m coda.bench layer-tune` times an op's own calls inside the layer's forward: every call
+of coda.ops.<op> made through the module is a region, an op called twice per forward is summed to
+one time per iteration, and the op is restored afterwards; on the CPU it refuses to run."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from coda import ops
+from coda.bench import layer_tune
+from coda.bench.timing import Stopwatch
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_each_call_of_the_op_is_a_region_and_the_op_is_restored(monkeypatch):
+    calls = []
+    monkeypatch.setattr(ops, "linear_residual_rms", lambda *args: calls.append(args) or "out")
+    original = ops.linear_residual_rms
+    watch = Stopwatch(torch.device("cpu"))
+    with layer_tune.timed_op("linear_residual_rms", watch):
+        assert ops.linear_residual_rms is not original
+        assert [ops.linear_residual_rms(i) for i in range(3)] == ["out"] * 3
+    assert ops.linear_residual_rms is original and calls == [(0,), (1,), (2,)]
+    assert len(watch.collect_ms()) == 3
+
+
+def test_regions_of_one_iteration_are_summed():
+    watch = Stopwatch(torch.device("cpu"))
+    summed = layer_tune.SummedRegions(watch, calls=2)
+    for _ in range(4):
+        with summed.region():
+            pass
+    times = summed.collect_ms()
+    assert len(times) == 2 and all(t >= 0 for t in times)
+
+
+def test_refuses_to_run_without_a_gpu():
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "coda.bench", "layer-tune", "--size", "tiny"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr
