@@ -16,5 +16,6 @@
 #include "coda/ops/op_key.hpp"
 #include "coda/ops/options.hpp"
 #include "coda/ops/qknorm_rope_bwd.hpp"
+#include "coda/ops/qkv_grad.hpp"
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/ops/weights.hpp"

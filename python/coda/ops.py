@@ -501,46 +501,56 @@ def _(dx, dz, weight, x, stats, stats_k, norm_weight, eps, zdz):
     return x.new_empty(m, d), x.new_empty(d, dtype=torch.float32)
 
 
+def _qkv_width(d_qkv: Tensor, d_k: Optional[Tensor], d_v: Optional[Tensor]):
+    return d_qkv.shape[1] + sum(t.shape[1] for t in (d_k, d_v) if t is not None)
+
+
 @_custom_op("rope_bwd")
-def rope_bwd(qkv: Tensor, d_qkv: Tensor, positions: Tensor, frequencies: Tensor) -> tuple[Tensor, Tensor]:
-    """(dZ = R(θ)ᵀ·dQKV, zdz = ⟨QKV, dQKV⟩ per row)."""
-    _require_cuda("rope_bwd", qkv=qkv, d_qkv=d_qkv, positions=positions, frequencies=frequencies)
-    dz = torch.empty_like(d_qkv, memory_format=torch.contiguous_format)
+def rope_bwd(qkv: Tensor, d_qkv: Tensor, positions: Tensor, frequencies: Tensor, d_k: Optional[Tensor] = None,
+             d_v: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+    """(dZ = R(θ)ᵀ·dQKV, zdz = ⟨QKV, dQKV⟩ per row). dQKV is d_qkv [M, N], or with d_k and d_v the
+    blocks dQ | dK | dV as attention returns them, read where they are (no concatenation)."""
+    _require_cuda("rope_bwd", qkv=qkv, d_qkv=d_qkv, positions=positions, frequencies=frequencies, d_k=d_k, d_v=d_v)
+    dz = _empty(qkv, d_qkv.shape[0], _qkv_width(d_qkv, d_k, d_v))
     zdz = _empty(qkv, qkv.shape[0], dtype=torch.float32)
-    C.rope_bwd(view(dz), view(zdz), view(qkv), view(d_qkv), view(positions), view(frequencies), stream(qkv))
+    C.rope_bwd(view(dz), view(zdz), view(qkv), view(d_qkv), view(d_k), view(d_v), view(positions),
+               view(frequencies), stream(qkv))
     return dz, zdz
 
 
 @rope_bwd.register_fake
-def _(qkv, d_qkv, positions, frequencies):
-    return d_qkv.new_empty(d_qkv.shape), qkv.new_empty(qkv.shape[0], dtype=torch.float32)
+def _(qkv, d_qkv, positions, frequencies, d_k=None, d_v=None):
+    return (d_qkv.new_empty(d_qkv.shape[0], _qkv_width(d_qkv, d_k, d_v)),
+            qkv.new_empty(qkv.shape[0], dtype=torch.float32))
 
 
 @_custom_op("qknorm_rope_bwd")
 def qknorm_rope_bwd(pre: Tensor, d_qkv: Tensor, positions: Tensor, frequencies: Tensor,
                     q_norm_weight: Tensor, k_norm_weight: Tensor, q_heads: int, kv_heads: int,
-                    qk_eps: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(dPre, zdz, ∂γ_q fp32, ∂γ_k fp32) of the QK-norm + RoPE epilogue."""
+                    qk_eps: float, d_k: Optional[Tensor] = None,
+                    d_v: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(dPre, zdz, ∂γ_q fp32, ∂γ_k fp32) of the QK-norm + RoPE epilogue; dQKV as in rope_bwd."""
     _require_cuda("qknorm_rope_bwd", pre=pre, d_qkv=d_qkv, positions=positions, frequencies=frequencies,
-                  q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight)
+                  q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight, d_k=d_k, d_v=d_v)
     m = pre.shape[0]
     hd = q_norm_weight.shape[0]
-    dpre = torch.empty_like(d_qkv, memory_format=torch.contiguous_format)
+    dpre = _empty(pre, d_qkv.shape[0], _qkv_width(d_qkv, d_k, d_v))
     zdz = _empty(pre, m, dtype=torch.float32)
     dgq, dgk = _empty(pre, hd, dtype=torch.float32), _empty(pre, hd, dtype=torch.float32)
     ws = _workspace(pre, C.qknorm_rope_bwd_workspace_bytes(m, hd))
-    C.qknorm_rope_bwd(view(dpre), view(zdz), view(dgq), view(dgk), view(pre), view(d_qkv), view(positions),
-                      view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads, kv_heads, qk_eps,
-                      ws.data_ptr(), ws.numel(), stream(pre))
+    C.qknorm_rope_bwd(view(dpre), view(zdz), view(dgq), view(dgk), view(pre), view(d_qkv), view(d_k), view(d_v),
+                      view(positions), view(frequencies), view(q_norm_weight), view(k_norm_weight), q_heads,
+                      kv_heads, qk_eps, ws.data_ptr(), ws.numel(), stream(pre))
     return dpre, zdz, dgq, dgk
 
 
 @qknorm_rope_bwd.register_fake
-def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads, kv_heads, qk_eps):
+def _(pre, d_qkv, positions, frequencies, q_norm_weight, k_norm_weight, q_heads, kv_heads, qk_eps, d_k=None,
+      d_v=None):
     m, hd = pre.shape[0], q_norm_weight.shape[0]
     f32 = torch.float32
-    return (d_qkv.new_empty(d_qkv.shape), pre.new_empty(m, dtype=f32), pre.new_empty(hd, dtype=f32),
-            pre.new_empty(hd, dtype=f32))
+    return (d_qkv.new_empty(d_qkv.shape[0], _qkv_width(d_qkv, d_k, d_v)), pre.new_empty(m, dtype=f32),
+            pre.new_empty(hd, dtype=f32), pre.new_empty(hd, dtype=f32))
 
 
 ALL_OPS = (linear, rms_norm_stats, linear_residual_rms, row_rstd, linear_rmsnorm, linear_swiglu, linear_rmsnorm_swiglu,

@@ -13,6 +13,7 @@
 #include "coda/ops/qknorm_rope_bwd.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
+#include "qkv_grad_blocks.hpp"
 
 namespace coda::ops {
 
@@ -27,8 +28,7 @@ constexpr int kChunk = 128;  // columns per warp step
 struct BwdArgs {
   const __nv_bfloat16* pre;
   std::int64_t pre_stride;
-  const __nv_bfloat16* dy;
-  std::int64_t dy_stride;
+  detail::QkvGradBlocks dy;
   __nv_bfloat16* dpre;
   std::int64_t dpre_stride;
   const std::int32_t* positions;
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kWarps * 32) qknorm_rope_bwd_kernel(BwdArgs a)
       float p[4] = {}, g[4] = {};
       if (in) {
         load4(a.pre + row * a.pre_stride + col, p);
-        load4(a.dy + row * a.dy_stride + col, g);
+        load4(a.dy.at(row, col), g);
       }
       // dn = R(θ)ᵀ g on the two pairs: (g0 cos θ + g1 sin θ, −g0 sin θ + g1 cos θ).
       float dn[4];
@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(kWarps * 32) qknorm_rope_bwd_kernel(BwdArgs a)
         dgamma_k[t] += is_q ? 0.0f : d;
       }
       // V columns: dPre = dQKV, already there when in place.
-      if (qk || (in && a.dpre != a.dy)) store4(a.dpre + row * a.dpre_stride + col, dp);
+      __nv_bfloat16* out = a.dpre + row * a.dpre_stride + col;
+      if (qk || (in && out != a.dy.at(row, col))) store4(out, dp);
     }
     for (int mask = 16; mask > 0; mask /= 2) zdz += __shfl_xor_sync(0xffffffffu, zdz, mask);
     if (lane == 0) a.zdz[row] = float(zdz);
@@ -179,7 +180,7 @@ std::size_t qknorm_rope_bwd_workspace_bytes(std::int64_t m, int head_dim) {
 }
 
 void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNormGrads& dgamma,
-                     const TensorView& Pre, const TensorView& dQKV, const TensorView& positions,
+                     const TensorView& Pre, const QkvGrad& dQKV, const TensorView& positions,
                      const TensorView& frequencies, const QkNorm& qk_norm, void* workspace,
                      std::size_t workspace_bytes, cudaStream_t stream) {
   const ArgCheck check(kWhere);
@@ -189,7 +190,7 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
   const int device = Pre.device;
   const int hd = detail::require_qk_norm(check, qk_norm, n, "Pre: columns", device);
   detail::require_bf16_matrix(check, Pre, "Pre", m, n, device);
-  detail::require_bf16_matrix(check, dQKV, "dQKV", m, n, device);
+  const detail::QkvGradBlocks dy = detail::require_qkv_grad(check, dQKV, "dQKV", m, n, device);
   detail::require_bf16_matrix(check, dPre, "dPre", m, n, device);
   detail::require_vector(check, zdz, "zdz", m, DType::kF32, device);
   detail::require_vector(check, positions, "positions", m, DType::kI32, device);
@@ -199,8 +200,8 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
   detail::require_workspace(check, workspace, workspace_bytes,
                             qknorm_rope_bwd_workspace_bytes(m, hd),
                             "qknorm_rope_bwd_workspace_bytes(M, head_dim)");
-  // dPre may overwrite dQKV in place (a lane reads its four columns of a head before anyone
-  // writes them); nothing else may share memory with an output.
+  // dPre may overwrite an unsplit dQKV in place (a lane reads its four columns of a head before
+  // anyone writes them); nothing else may share memory with an output.
   detail::require_memory(
       check, device,
       {{"dPre", dPre},
@@ -209,7 +210,9 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
        {"dgamma.k_weight", dgamma.k_weight},
        {"workspace", workspace_view(workspace, qknorm_rope_bwd_workspace_bytes(m, hd), device)}},
       {{"Pre", Pre},
-       {"dQKV", dQKV},
+       {"dQKV", dQKV.q},
+       {"dQKV.k", dQKV.k},
+       {"dQKV.v", dQKV.v},
        {"positions", positions},
        {"frequencies", frequencies},
        {"qk_norm.q_weight", qk_norm.q_weight},
@@ -219,8 +222,7 @@ void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNorm
   const int blocks = blocks_for(m);
   BwdArgs a{static_cast<const __nv_bfloat16*>(Pre.data),
             Pre.stride[0],
-            static_cast<const __nv_bfloat16*>(dQKV.data),
-            dQKV.stride[0],
+            dy,
             static_cast<__nv_bfloat16*>(dPre.data),
             dPre.stride[0],
             static_cast<const std::int32_t*>(positions.data),

@@ -11,6 +11,7 @@
 #include "coda/ops/rope_bwd.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
+#include "qkv_grad_blocks.hpp"
 
 namespace coda::ops {
 
@@ -20,8 +21,7 @@ constexpr const char* kWhere = "coda::ops::rope_bwd";
 constexpr int kWarpsPerBlock = 8;
 
 __global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
-                                const __nv_bfloat162* dy, std::int64_t dy_stride,
-                                __nv_bfloat162* dz, std::int64_t dz_stride,
+                                detail::QkvGradBlocks dy, __nv_bfloat162* dz, std::int64_t dz_stride,
                                 const std::int32_t* positions,
                                 const epilogue::RopeFrequency* frequencies, float* zdz, int rows,
                                 int pairs) {
@@ -32,7 +32,8 @@ __global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
   double sum = 0.0;  // bf16 · bf16 is exact in fp32; summed in double, zdz is correctly rounded
   for (int j = lane; j < pairs; j += 32) {
     const float2 yv = __bfloat1622float2(y[row * y_stride + j]);
-    const float2 g = __bfloat1622float2(dy[row * dy_stride + j]);
+    const float2 g =
+        __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(dy.at(row, 2 * j)));
     sum += double(yv.x * g.x) + double(yv.y * g.y);
     const epilogue::RopeFrequency f = frequencies[j];
     float2 d = g;  // V pairs (f = 0) pass through untouched, as the standard model never rotates V
@@ -51,7 +52,7 @@ __global__ void rope_bwd_kernel(const __nv_bfloat162* y, std::int64_t y_stride,
 }  // namespace
 
 void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
-              const TensorView& dQKV, const TensorView& positions, const TensorView& frequencies,
+              const QkvGrad& dQKV, const TensorView& positions, const TensorView& frequencies,
               cudaStream_t stream) {
   const ArgCheck check(kWhere);
   check.not_null(QKV, "QKV");
@@ -60,20 +61,23 @@ void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV
   if (n % 2 != 0)
     check.fail("QKV: needs an even number of columns (RoPE pairs); got " + std::to_string(n));
   detail::require_bf16_matrix(check, QKV, "QKV", m, n, QKV.device);
-  detail::require_bf16_matrix(check, dQKV, "dQKV", m, n, QKV.device);
+  const detail::QkvGradBlocks dy = detail::require_qkv_grad(check, dQKV, "dQKV", m, n, QKV.device);
   detail::require_bf16_matrix(check, dZ, "dZ", m, n, QKV.device);
   detail::require_vector(check, zdz, "zdz", m, DType::kF32, QKV.device);
   detail::require_vector(check, positions, "positions", m, DType::kI32, QKV.device);
   detail::require_vector(check, frequencies, "frequencies", n, DType::kF32, QKV.device);
-  // dZ may overwrite dQKV in place (each pair is read, then written, by one thread).
-  detail::require_memory(
-      check, QKV.device, {{"dZ", dZ}, {"zdz", zdz}},
-      {{"QKV", QKV}, {"dQKV", dQKV}, {"positions", positions}, {"frequencies", frequencies}},
-      {{"dZ", "dQKV"}});
+  // dZ may overwrite an unsplit dQKV in place (each pair is read, then written, by one thread).
+  detail::require_memory(check, QKV.device, {{"dZ", dZ}, {"zdz", zdz}},
+                         {{"QKV", QKV},
+                          {"dQKV", dQKV.q},
+                          {"dQKV.k", dQKV.k},
+                          {"dQKV.v", dQKV.v},
+                          {"positions", positions},
+                          {"frequencies", frequencies}},
+                         {{"dZ", "dQKV"}});
   const unsigned blocks = static_cast<unsigned>((m + kWarpsPerBlock - 1) / kWarpsPerBlock);
   rope_bwd_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
-      static_cast<const __nv_bfloat162*>(QKV.data), QKV.stride[0] / 2,
-      static_cast<const __nv_bfloat162*>(dQKV.data), dQKV.stride[0] / 2,
+      static_cast<const __nv_bfloat162*>(QKV.data), QKV.stride[0] / 2, dy,
       static_cast<__nv_bfloat162*>(dZ.data), dZ.stride[0] / 2,
       static_cast<const std::int32_t*>(positions.data),
       static_cast<const epilogue::RopeFrequency*>(frequencies.data), static_cast<float*>(zdz.data),

@@ -308,18 +308,21 @@ NB_MODULE(_C, m) {
           linear_rmsnorm_bwd(dX, accumulate, N, dw, dZ, W, saved, zdz, as_ptr(workspace),
                              workspace_bytes, TensorView{}, as_stream(stream));
         });
+  // dQKV as attention's dQ, dK, dV (dK, dV empty: dQ is the whole [M, N]).
   m.def("rope_bwd", [](const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
-                       const TensorView& dQKV, const TensorView& positions, const TensorView& freqs,
-                       std::uintptr_t stream) {
-    rope_bwd(dZ, zdz, QKV, dQKV, positions, freqs, as_stream(stream));
+                       const TensorView& dQ, const TensorView& dK, const TensorView& dV,
+                       const TensorView& positions, const TensorView& freqs, std::uintptr_t stream) {
+    rope_bwd(dZ, zdz, QKV, QkvGrad{dQ, dK, dV}, positions, freqs, as_stream(stream));
   });
   m.def("qknorm_rope_bwd",
         [](const TensorView& dPre, const TensorView& zdz, const TensorView& dq_weight,
-           const TensorView& dk_weight, const TensorView& Pre, const TensorView& dQKV,
-           const TensorView& positions, const TensorView& freqs, const TensorView& q_weight,
+           const TensorView& dk_weight, const TensorView& Pre, const TensorView& dQ,
+           const TensorView& dK, const TensorView& dV, const TensorView& positions,
+           const TensorView& freqs, const TensorView& q_weight,
            const TensorView& k_weight, int q_heads, int kv_heads, float qk_eps,
            std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
-          qknorm_rope_bwd(dPre, zdz, QkNormGrads{dq_weight, dk_weight, false}, Pre, dQKV, positions,
+          qknorm_rope_bwd(dPre, zdz, QkNormGrads{dq_weight, dk_weight, false}, Pre,
+                          QkvGrad{dQ, dK, dV}, positions,
                           freqs, qk_norm_of(q_weight, k_weight, q_heads, kv_heads, qk_eps),
                           as_ptr(workspace), workspace_bytes, as_stream(stream));
         });

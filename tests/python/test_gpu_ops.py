@@ -222,6 +222,35 @@ def test_linear_rmsnorm_bwd_add_in_place_equals_the_copying_op():
     assert torch.equal(residual, dx) and torch.equal(n2, n) and torch.equal(dw2, dw)
 
 
+def test_rope_backward_reads_split_heads_as_the_whole_gradient():
+    """rope_bwd and qknorm_rope_bwd given attention's dQ | dK | dV as three strided blocks (the
+    layout SDPA's backward returns, viewed as rows) give the bits they give on the concatenated
+    [M, N] gradient; opcheck on the split call (schema, fake shapes); a block whose width is not a
+    multiple of 8 or widths that miss N are refused, naming the block."""
+    from coda import ops
+    from coda.nn import layout
+
+    m = 392
+    pos = torch.arange(m, device="cuda", dtype=torch.int32)
+    freqs = layout.rope_frequencies(HEADS, KV, HD, 5e5, None, "cuda")
+    gq, gk = 1 + _bf16(HD, scale=0.1), 1 + _bf16(HD, scale=0.1)
+    grads = [_bf16(2, m // 2, h, HD) for h in (HEADS, KV, KV)]  # [B, S, heads, hd]
+    blocks = [g.reshape(m, -1) for g in grads]
+    assert all(b.data_ptr() == g.data_ptr() for b, g in zip(blocks, grads))
+    whole = torch.cat(blocks, dim=1)
+    qkv, pre = _bf16(m, N_QKV), _bf16(m, N_QKV)
+    for op, args, extra in ((ops.rope_bwd, (qkv,), (pos, freqs)),
+                            (ops.qknorm_rope_bwd, (pre,), (pos, freqs, gq, gk, HEADS, KV, 1e-6))):
+        expected = op(*args, whole, *extra)
+        got = op(*args, blocks[0], *extra, blocks[1], blocks[2])
+        assert all(torch.equal(a, b) for a, b in zip(got, expected)), f"{op}: split differs from whole"
+        torch.library.opcheck(op.custom_op, (*args, blocks[0], *extra, blocks[1], blocks[2]))
+        with pytest.raises(ValueError, match=r"dQKV\.k.*multiple of 8"):
+            op(*args, blocks[0], *extra, blocks[1][:, :-4], blocks[2])
+        with pytest.raises(ValueError, match="add up to"):
+            op(*args, blocks[0][:, :HD], *extra, blocks[1], blocks[2])
+
+
 def _meets_contract_per_row(got, fw, ref, what):
     """max |got − ref64| ≤ 2 · max |framework − ref64| + 1e-6 in each row (a vector: one row)."""
     err = (got.double() - ref).abs().reshape(got.shape[0] if got.dim() > 1 else 1, -1).amax(1)

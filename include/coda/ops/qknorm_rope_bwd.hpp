@@ -9,6 +9,7 @@
 //                                                     written, or added into (micro-batches)
 //   zdz[m] = Σ_k Pre[m, k] · dPre[m, k]               [M] fp32: ⟨z, dz⟩ of the projection's
 //                                                     output, what linear_rmsnorm_bwd takes
+// dQKV: one [M, N] tensor, or attention's dQ | dK | dV read in place (qkv_grad.hpp).
 // Deterministic: ∂γ is summed per block of rows into `workspace`, then over blocks in a fixed
 // order; no atomics, no host sync. Host-visible; bf16 tensors with contiguous 16-byte aligned rows.
 #pragma once
@@ -19,6 +20,7 @@
 #include <cstdint>
 
 #include "coda/ops/linear_rope.hpp"
+#include "coda/ops/qkv_grad.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops {
@@ -34,7 +36,7 @@ struct QkNormGrads {
 std::size_t qknorm_rope_bwd_workspace_bytes(std::int64_t m, int head_dim);
 
 void qknorm_rope_bwd(const TensorView& dPre, const TensorView& zdz, const QkNormGrads& dgamma,
-                     const TensorView& Pre, const TensorView& dQKV, const TensorView& positions,
+                     const TensorView& Pre, const QkvGrad& dQKV, const TensorView& positions,
                      const TensorView& frequencies, const QkNorm& qk_norm, void* workspace,
                      std::size_t workspace_bytes, cudaStream_t stream = nullptr);
 

@@ -6,18 +6,20 @@
 //        (V pairs have f = 0 and pass through); dZ may be dQKV itself (in place)
 //   zdz[m] = Σ_k QKV[m, k] · dQKV[m, k]   [M] fp32: ⟨z, dz⟩ of the pre-rotation z, equal because R
 //        is orthogonal — what linear_rmsnorm_bwd takes for the attention norm's backward
+// dQKV: one [M, N] tensor, or attention's dQ | dK | dV read in place (qkv_grad.hpp).
 // positions and frequencies as in the forward (linear_rope.hpp). Deterministic (a fixed
 // per-row order), no host sync. Host-visible; bf16 tensors with contiguous 16-byte aligned rows.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include "coda/ops/qkv_grad.hpp"
 #include "coda/tensor.hpp"
 
 namespace coda::ops {
 
 void rope_bwd(const TensorView& dZ, const TensorView& zdz, const TensorView& QKV,
-              const TensorView& dQKV, const TensorView& positions, const TensorView& frequencies,
+              const QkvGrad& dQKV, const TensorView& positions, const TensorView& frequencies,
               cudaStream_t stream = nullptr);
 
 }  // namespace coda::ops

@@ -31,11 +31,12 @@ def _split_heads(qkv: torch.Tensor, batch: int, q_heads: int, kv_heads: int, hea
     return q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
 
 
-def _join_heads(dq: torch.Tensor, dk: torch.Tensor, dv: torch.Tensor) -> torch.Tensor:
-    """The [B·S, N] gradient of the projection from the heads' gradients (one copy)."""
-    b, _, s, _ = dq.shape
-    parts = [t.transpose(1, 2).reshape(b * s, -1) for t in (dq, dk, dv)]
-    return torch.cat(parts, dim=1)
+def _heads_as_rows(d: torch.Tensor) -> torch.Tensor:
+    """A [B, heads, S, hd] gradient as the [B·S, heads·hd] column block of the projection's: a view
+    where attention laid it out as [B, S, heads, hd] (SDPA's backward does, like its input), else
+    a copy. The RoPE backward reads the three blocks where they are: no concatenation."""
+    b, _, s, _ = d.shape
+    return d.transpose(1, 2).reshape(b * s, -1)
 
 
 class AttentionInput(torch.autograd.Function):
@@ -66,16 +67,16 @@ class AttentionInput(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dq, dk, dv, d_residual):
         stats_k, eps, q_heads, kv_heads, qk_eps = ctx.meta
-        d_qkv = _join_heads(dq, dk, dv)
+        dq, dk, dv = (_heads_as_rows(t) for t in (dq, dk, dv))
         dgq = dgk = None
         if ctx.qk_norm:
             x, stats, w_qkv, norm_weight, positions, frequencies, pre, gq, gk = ctx.saved_tensors
-            dz, zdz, dgq, dgk = ops.qknorm_rope_bwd(pre, d_qkv, positions, frequencies, gq, gk, q_heads,
-                                                    kv_heads, qk_eps)
+            dz, zdz, dgq, dgk = ops.qknorm_rope_bwd(pre, dq, positions, frequencies, gq, gk, q_heads,
+                                                    kv_heads, qk_eps, dk, dv)
             dgq, dgk = dgq.to(gq.dtype), dgk.to(gk.dtype)
         else:
             x, stats, w_qkv, norm_weight, positions, frequencies, qkv = ctx.saved_tensors
-            dz, zdz = ops.rope_bwd(qkv, d_qkv, positions, frequencies)
+            dz, zdz = ops.rope_bwd(qkv, dq, positions, frequencies, dk, dv)
         # d_residual: ∂x1 from the Mlp through AttentionOutput (ours alone), or zeros autograd made.
         normed, dw = ops.linear_rmsnorm_bwd_add_(d_residual, dz, w_qkv, x, stats, stats_k, norm_weight, eps, zdz)
         dx = d_residual

@@ -270,6 +270,15 @@ TEST(OpsValidation, RopeBackward) {
             "not overlap it otherwise; got bf16[64, 256] strides (256, 1) and bf16[64, 256] strides (256, 1)");
   EXPECT_EQ(error_of([&] { rope_bwd(dY, zdz, Y, dY, vec(0x31000, 64, DType::kI64), freq); }),
             "coda::ops::rope_bwd: positions: dtype must be i32; got i64");
+  // Attention's dQ | dK | dV as three blocks (qkv_grad.hpp): multiples of 8 columns adding up to N.
+  const auto dZ = bf16(0x40000, 64, 256), dq = bf16(0x50000, 64, 128), dv = bf16(0x5c000, 64, 64);
+  EXPECT_EQ(error_of([&] { rope_bwd(dZ, zdz, Y, QkvGrad{dq, bf16(0x58000, 64, 60), dv}, pos, freq); }),
+            "coda::ops::rope_bwd: dQKV.k: a block of a split gradient must be a multiple of 8 columns "
+            "wide; got 60");
+  EXPECT_EQ(error_of([&] { rope_bwd(dZ, zdz, Y, QkvGrad{dq, bf16(0x58000, 64, 8), dv}, pos, freq); }),
+            "coda::ops::rope_bwd: dQKV: the blocks' widths add up to 200, not N = 256");
+  EXPECT_EQ(error_of([&] { rope_bwd(dZ, zdz, Y, QkvGrad{dq, TensorView{}, dv}, pos, freq); }),
+            "coda::ops::rope_bwd: dQKV.k: data pointer is null");
 }
 
 TEST(OpsValidation, QkNormRopeBackward) {
