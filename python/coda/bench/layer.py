@@ -156,6 +156,23 @@ def row_step(variant: Variant, row: str, x: torch.Tensor) -> Step:
     return {"fwd": fwd, "bwd": bwd, "fwd_bwd": fwd_bwd}[row]
 
 
+def counting_device_allocs(step: Step, counts: list[int]) -> Step:
+    """`step`, appending to `counts` the device allocations (cudaMalloc) each call made."""
+    def counted(watch: Stopwatch) -> None:
+        before = _device_allocs()
+        step(watch)
+        counts.append(_device_allocs() - before)
+
+    return counted
+
+
+def _device_allocs() -> int:
+    """cudaMalloc calls so far by PyTorch's caching allocator (0 without CUDA)."""
+    if not torch.cuda.is_available():
+        return 0
+    return int(torch.cuda.memory_stats()["num_device_alloc"])
+
+
 def peak_extra_gib(step: Step, variant: Variant, watch: Stopwatch, device: torch.device) -> float | None:
     """Peak memory of one forward+backward beyond what was allocated before it (grads included)."""
     if device.type != "cuda":
@@ -207,8 +224,13 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
 
     rows = []
     for row in args.rows:
-        steps = {name: row_step(variant, row, problem.x) for name, variant in variants.items()}
+        allocs: dict[str, list[int]] = {name: [] for name in variants}
+        steps = {name: counting_device_allocs(row_step(variant, row, problem.x), allocs[name])
+                 for name, variant in variants.items()}
         result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+        # cudaMalloc calls in the timed iterations (after each variant's warm-up): each can stall
+        # the GPU, and a variant's allocations depend on what the others left cached.
+        timed_allocs = {name: sum(counts[args.warmup:]) for name, counts in allocs.items()}
         row_status = {name: status[name] if name not in result.errors else f"error: {result.errors[name]}"
                       for name in args.variants}
         memory = None
@@ -222,7 +244,11 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
             times_ms={name: result.median_ms(name) for name in args.variants},
             rounds_ms=result.round_medians_ms, peak_extra_gib=memory, status=row_status, checks=checks,
             notes=ROW_NOTES[row]))
+        rows[-1]["device_allocs_while_timed"] = timed_allocs
         print(report.row_line(rows[-1]), flush=True)
+        stalls = {name: n for name, n in rows[-1]["device_allocs_while_timed"].items() if n}
+        if stalls:
+            print(f"  cudaMalloc while timed ({row}): {stalls}", flush=True)
     del variants, hf_layer, rotary, problem
     _free_memory(device)
     return rows
