@@ -20,12 +20,20 @@ def test_each_call_of_the_op_is_a_region_and_the_op_is_restored(monkeypatch):
     calls = []
     monkeypatch.setattr(ops, "linear_residual_rms", lambda *args: calls.append(args) or "out")
     original = ops.linear_residual_rms
-    watch = Stopwatch(torch.device("cpu"))
-    with layer_tune.timed_op("linear_residual_rms", watch):
+    watch, ran = Stopwatch(torch.device("cpu")), []
+    with layer_tune.timed_op("linear_residual_rms", watch, "linear_residual_rms", None, ran):
         assert ops.linear_residual_rms is not original
         assert [ops.linear_residual_rms(i) for i in range(3)] == ["out"] * 3
     assert ops.linear_residual_rms is original and calls == [(0,), (1,), (2,)]
-    assert len(watch.collect_ms()) == 3
+    assert len(watch.collect_ms()) == 3 and len(ran) == 3
+
+
+def test_every_layer_call_names_an_op_and_a_table_key():
+    from coda._native import C
+
+    for name, call in layer_tune.LAYER_CALLS.items():
+        assert callable(getattr(ops, name)), name
+        assert C.op_table_row(call.key, 16, 16, 16, 0).startswith("{OpKey::k"), call.key
 
 
 def test_regions_of_one_iteration_are_summed():

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The forward ops' kernel choice ranked inside the decoder layer: `python -m coda.bench layer-tune`.
+"""The fused ops' kernel choice ranked inside the decoder layer: `python -m coda.bench layer-tune`.
 
-    python -m coda.bench layer-tune [--size 8B] [--ops linear_rmsnorm_swiglu,linear_rmsnorm_rope]
+    python -m coda.bench layer-tune [--size 8B] [--ops linear_rmsnorm_swiglu,linear_rmsnorm_rope,...]
                                     [--m 16384] [--rounds 5] [--iters 3] [--out bench-out]
 
 Why: `python -m coda.bench tune` times each candidate alone, back to back, where a GEMM at full
@@ -10,19 +10,24 @@ fused op's kernel that tuner picked (1.02 × matmul there) ran 5.81 ms in the la
 cuBLAS's 5.3 (twenty-second session). A training step interleaves memory-bound kernels and
 attention between its GEMMs; the kernel that is best alone need not be best there.
 
-Here the CODA layer's training forward runs as the layer benchmark runs it (layer.make_problem,
-same weights and data), with every candidate of an op forced in turn (coda.ops.forced_kernel), and
-the op's own call is the timed region (CUDA events around it, inside the forward): its kernel's
-time in the layer's context, in interleaved rounds, beside the op as it runs today. The pick (least
-median) is timed again head to head with today's choice in fresh rounds (the least of many noisy
-estimates reads low: tune.py) and the layer's output with the pick forced is checked against the
-float32 reference under the numerics contract (layer.check_variant); a table row is written only
-where both hold (--min-gain).
+Here the CODA layer's training step runs as the layer benchmark runs it (layer.make_problem, same
+weights and data), with every candidate of one of its op calls forced in turn
+(coda.ops.forced_kernel), and that call is the timed region (CUDA events around it, inside the
+forward or the backward): its kernel's time in the step's context, in interleaved rounds, beside
+the call as it runs today. The pick (least median) is timed again head to head with today's choice
+in fresh rounds (the least of many noisy estimates reads low: tune.py) and the layer's forward
+output with a forward pick forced is checked against the float32 reference under the numerics
+contract (layer.check_variant; a backward kernel is one the device tests check, as every config
+of every program); a table row is written only where the pick holds (--min-gain).
 
-Forward ops only: forced_kernel is per thread, and autograd runs the backward on a thread of its
-own. An op the layer calls twice (linear_residual_rms: the O and down projections) is forced and
-timed on both calls together. Output: DIR/layer_tune.json (every candidate's median, today's, the
-pick and its confirmation), DIR/op_table.inc (rows for scripts/merge_op_table.py), a table on stdout.
+--ops names the coda.ops functions the layer calls (LAYER_CALLS): the forward ones are forced for
+the whole forward (a producer's forced kernel also sets the statistics layout its consumers read);
+a backward one inside its own call, on autograd's thread, where the forcing of the main thread does
+not reach. The two RMSNorm backwards share one op key but are separate calls (the gate/up dgrad:
+linear_rmsnorm_bwd; the QKV dgrad: linear_rmsnorm_bwd_add_), each ranked and keyed by its own
+shape; linear_residual_rms, the O and down projections, is forced and timed on both calls
+together. Output: DIR/layer_tune.json (every candidate's median, today's, the pick and its
+confirmation), DIR/op_table.inc (rows for scripts/merge_op_table.py), a table on stdout.
 """
 from __future__ import annotations
 
@@ -31,7 +36,9 @@ import contextlib
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -39,19 +46,55 @@ import torch
 from coda.bench import layer, report
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
-FORWARD_OPS = ("linear_rmsnorm_swiglu", "linear_rmsnorm_rope", "linear_residual_rms")
+
+@dataclass(frozen=True)
+class LayerCall:
+    """One op call of the CODA layer: the op-table key it runs under, whether the backward makes
+    it, how many times a step makes it, and its (M, N, K) as the table keys it, from the problem."""
+    key: str
+    backward: bool
+    shape: Callable[[object], tuple[int, int, int]]
+    calls: int = 1
+
+
+def _qkv_width(p) -> int:
+    c = p.config
+    return (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim
+
+
+LAYER_CALLS = {
+    "linear_rmsnorm_swiglu": LayerCall("linear_rmsnorm_swiglu", False,
+                                       lambda p: (p.tokens, 2 * p.config.intermediate_size, p.hidden)),
+    "linear_rmsnorm_rope": LayerCall("linear_rmsnorm_rope", False, lambda p: (p.tokens, _qkv_width(p), p.hidden)),
+    "linear_residual_rms": LayerCall("linear_residual_rms", False,  # O and down; the row keys O's shape
+                                     lambda p: (p.tokens, p.hidden, p.config.num_attention_heads * p.config.head_dim),
+                                     calls=2),
+    "linear_swiglu_bwd": LayerCall("linear_swiglu_bwd", True,
+                                   lambda p: (p.tokens, p.config.intermediate_size, p.hidden)),
+    "linear_rmsnorm_bwd": LayerCall("linear_rmsnorm_bwd", True,  # the gate/up dgrad
+                                    lambda p: (p.tokens, p.hidden, 2 * p.config.intermediate_size)),
+    "linear_rmsnorm_bwd_add_": LayerCall("linear_rmsnorm_bwd", True,  # the QKV dgrad
+                                         lambda p: (p.tokens, p.hidden, _qkv_width(p))),
+}
 
 
 @contextlib.contextmanager
-def timed_op(name: str, watch: Stopwatch):
-    """Inside, every call of coda.ops.<name> (as coda.nn's Functions make it) is a timed region."""
+def timed_op(name: str, watch: Stopwatch, key: str, candidate: int | None, ran: list):
+    """Inside, every call of coda.ops.<name> (as coda.nn's Functions make it) is a timed region;
+    made on another thread than this one (autograd's), it also forces `candidate` on `key` itself.
+    `ran` gets the kernel each call ran (C.last_op_choice, on the calling thread)."""
     from coda import ops
+    from coda._native import C
 
     original = getattr(ops, name)
+    here = threading.get_ident()
 
     def timed(*args):
-        with watch.region():
-            return original(*args)
+        elsewhere = candidate is not None and threading.get_ident() != here
+        with ops.forced_kernel(key, candidate) if elsewhere else contextlib.nullcontext(), watch.region():
+            out = original(*args)
+        ran.append(C.last_op_choice(key))
+        return out
 
     setattr(ops, name, timed)
     try:
@@ -60,64 +103,26 @@ def timed_op(name: str, watch: Stopwatch):
         setattr(ops, name, original)
 
 
-def forward_step(variant, x: torch.Tensor, op: str, candidate: int | None):
-    """One training forward of the layer with `op` forced to `candidate` (None: today's choice);
-    only the op's calls are timed."""
+def call_step(variant, x: torch.Tensor, name: str, candidate: int | None, ran: list):
+    """One training step of the layer (forward, and backward for a backward call) with call `name`
+    forced to `candidate` (None: today's choice); only that call is timed."""
     from coda import ops
+
+    call = LAYER_CALLS[name]
 
     def step(watch: Stopwatch) -> None:
         inputs = variant.prepare(x)
-        forced = ops.forced_kernel(op, candidate) if candidate is not None else contextlib.nullcontext()
-        with forced, timed_op(op, watch):
-            variant.forward(inputs)
+        forced = ops.forced_kernel(call.key, candidate) if candidate is not None else contextlib.nullcontext()
+        with forced, timed_op(name, watch, call.key, candidate, ran):
+            out = variant.forward(inputs)
+            if call.backward:
+                variant.backward(out)
 
     return step
 
 
-def tune_op(op: str, variant, problem, args, watch: Stopwatch) -> dict:
-    from coda._native import C
-    from coda.bench.tune import _describe
-
-    calls = 2 if op == "linear_residual_rms" else 1
-    steps = {"today": forward_step(variant, problem.x, op, None)}
-    runnable = C.op_candidates(op)
-    steps.update({f"c{i}": forward_step(variant, problem.x, op, i) for i in runnable})
-    result = _rounds(steps, watch, args.rounds, args.iters, args.warmup, calls)
-    medians = {name: statistics.median(r) for name, r in result.round_medians_ms.items()}
-    candidates = C.program_candidates()
-    timed = {name: ms for name, ms in medians.items() if name != "today"}
-    best = min(timed, key=timed.get)
-    row = {"op": op, "calls_per_forward": calls, "today_ms": medians.get("today"),
-           "candidates": [{"kernel": _describe(candidates[i]), "ms": medians.get(f"c{i}")} for i in runnable],
-           "pick": _describe(candidates[int(best[1:])]), "pick_ms": timed[best], "errors": result.errors,
-           "rounds_ms": result.round_medians_ms, "confirmed": None, "check": None, "written": False}
-    variant.forward(variant.prepare(problem.x))  # once more as today, to name the kernel it chose
-    today_kernel = C.last_op_choice(op)
-    row["today_kernel"] = _describe(today_kernel) if today_kernel else None
-    gain = 1 - timed[best] / medians["today"] if medians.get("today") else None
-    row["gain"] = gain
-    if gain is None or gain < args.min_gain:
-        return row
-    head_to_head = _rounds({"today": steps["today"], best: steps[best]}, watch, args.confirm_rounds,
-                           args.iters, args.warmup, calls)
-    r = head_to_head.round_medians_ms
-    if head_to_head.errors or not r.get(best) or not r.get("today"):
-        row["confirmed"] = {"gain": None, "errors": head_to_head.errors}
-        return row
-    paired = statistics.median(p / t for p, t in zip(r[best], r["today"]))
-    row["confirmed"] = {"gain": 1 - paired, "rounds_ms": r}
-    from coda import ops
-
-    with ops.forced_kernel(op, int(best[1:])):
-        row["check"] = layer.check_variant(variant, problem, args.reference, args.bound, args.x_changed)
-    a, w_n, k = _op_shape(op, problem)
-    row["table_row"] = C.op_table_row(op, a, w_n, k, int(best[1:]))
-    row["written"] = bool(row["check"]["pass"]) and 1 - paired >= args.min_gain
-    return row
-
-
 class SummedRegions:
-    """A Stopwatch whose regions come in groups of `calls` (an op called `calls` times per forward):
+    """A Stopwatch whose regions come in groups of `calls` (an op called `calls` times per step):
     collect_ms gives one time per iteration, the group's sum."""
 
     def __init__(self, inner: Stopwatch, calls: int):
@@ -139,23 +144,57 @@ def _rounds(steps: dict, watch: Stopwatch, rounds: int, iters: int, warmup: int,
     return interleaved_rounds(steps, SummedRegions(watch, calls), rounds=rounds, iters=iters, warmup=warmup)
 
 
-def _op_shape(op: str, problem) -> tuple[int, int, int]:
-    """(M, N, K) of the op's call in the layer (the first call for linear_residual_rms: O)."""
-    c = problem.config
-    m, d = problem.tokens, problem.hidden
-    hd = c.head_dim
-    if op == "linear_rmsnorm_swiglu":
-        return m, 2 * c.intermediate_size, d
-    if op == "linear_rmsnorm_rope":
-        return m, (c.num_attention_heads + 2 * c.num_key_value_heads) * hd, d
-    return m, d, c.num_attention_heads * hd
+def tune_call(name: str, variant, problem, args, watch: Stopwatch) -> dict:
+    from coda import ops
+    from coda._native import C
+    from coda.bench.tune import _describe
+
+    call = LAYER_CALLS[name]
+    ran_today: list = []
+    steps = {"today": call_step(variant, problem.x, name, None, ran_today)}
+    runnable = C.op_candidates(call.key)
+    steps.update({f"c{i}": call_step(variant, problem.x, name, i, []) for i in runnable})
+    result = _rounds(steps, watch, args.rounds, args.iters, args.warmup, call.calls)
+    medians = {step: statistics.median(r) for step, r in result.round_medians_ms.items()}
+    candidates = C.program_candidates()
+    timed = {step: ms for step, ms in medians.items() if step != "today"}
+    best = min(timed, key=timed.get)
+    index = int(best[1:])
+    m, n, k = call.shape(problem)
+    row = {"call": name, "op": call.key, "M": m, "N": n, "K": k, "calls_per_step": call.calls,
+           "today_kernel": _describe(ran_today[-1]) if ran_today and ran_today[-1] else None,
+           "today_ms": medians.get("today"),
+           "candidates": [{"kernel": _describe(candidates[i]), "ms": medians.get(f"c{i}")} for i in runnable],
+           "pick": _describe(candidates[index]), "pick_ms": timed[best], "errors": result.errors,
+           "rounds_ms": result.round_medians_ms, "confirmed": None, "check": None, "written": False}
+    gain = 1 - timed[best] / medians["today"] if medians.get("today") else None
+    row["gain"] = gain
+    if gain is None or gain < args.min_gain:
+        return row
+    head_to_head = _rounds({"today": steps["today"], best: steps[best]}, watch, args.confirm_rounds,
+                           args.iters, args.warmup, call.calls)
+    r = head_to_head.round_medians_ms
+    if head_to_head.errors or not r.get(best) or not r.get("today"):
+        row["confirmed"] = {"gain": None, "errors": head_to_head.errors}
+        return row
+    paired = statistics.median(p / t for p, t in zip(r[best], r["today"]))
+    row["confirmed"] = {"gain": 1 - paired, "rounds_ms": r}
+    if call.backward:
+        row["check"] = {"pass": True, "note": "a backward kernel: the device tests check every config"}
+    else:
+        with ops.forced_kernel(call.key, index):
+            row["check"] = layer.check_variant(variant, problem, args.reference, args.bound, args.x_changed)
+    row["table_row"] = C.op_table_row(call.key, m, n, k, index)
+    row["written"] = bool(row["check"]["pass"]) and 1 - paired >= args.min_gain
+    return row
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m coda.bench layer-tune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--size", choices=tuple(layer.PUBLIC_SIZES) + ("tiny",), default="8B")
-    p.add_argument("--ops", type=layer.csv_choices(FORWARD_OPS), default=["linear_rmsnorm_swiglu", "linear_rmsnorm_rope"])
+    p.add_argument("--ops", type=layer.csv_choices(tuple(LAYER_CALLS)), default=list(LAYER_CALLS),
+                   help="the layer's op calls to rank (coda.ops function names)")
     p.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=3)
@@ -191,15 +230,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     watch = Stopwatch(device)
     rows, lines = [], []
-    print("| op | today | today ms | pick | pick ms | gain | confirmed gain | check | row |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for op in args.ops:
-        row = tune_op(op, variants["coda"], problem, args, watch)
+    print("| call | M×N×K | today | today ms | pick | pick ms | gain | confirmed gain | check | row |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in args.ops:
+        row = tune_call(name, variants["coda"], problem, args, watch)
         rows.append(row)
         confirmed = (row["confirmed"] or {}).get("gain")
         check = row["check"]
-        print(f"| {op} | {row['today_kernel']} | {_fmt(row['today_ms'])} | {row['pick']} | {_fmt(row['pick_ms'])} | "
-              f"{_fmt(row['gain'])} | {_fmt(confirmed)} | {'—' if check is None else 'ok' if check['pass'] else '**FAILED**'} | "
+        print(f"| {name} | {row['M']}×{row['N']}×{row['K']} | {row['today_kernel']} | {_fmt(row['today_ms'])} | "
+              f"{row['pick']} | {_fmt(row['pick_ms'])} | {_fmt(row['gain'])} | {_fmt(confirmed)} | "
+              f"{'—' if check is None else 'ok' if check['pass'] else '**FAILED**'} | "
               f"{'written' if row['written'] else 'kept'} |", flush=True)
         if row["written"]:
             lines.append(f"{row['table_row']}  // {args.size}: {1 - confirmed:.3f} x today's choice in the layer "
