@@ -153,12 +153,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if not torch.cuda.is_available():
-        print("python -m coda.bench kernels needs a CUDA GPU", file=sys.stderr)
+    on_gpu = layer.gpu_problem("kernels", args.size, args.m, args.seed)
+    if on_gpu is None:
         return 2
-    device = torch.device("cuda")
-    dims = layer.SIZES[args.size]
-    hf_layer, _rotary, problem = layer.make_problem(dims, args.m or dims.default_tokens, device, args.seed)
+    device, hf_layer, _rotary, problem = on_gpu
     variants, status = layer.build_variants(args.variants, hf_layer, problem)
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}

@@ -103,6 +103,17 @@ def make_problem(dims: LayerDims, tokens: int, device: torch.device, seed: int):
     return hf_layer, rotary, problem
 
 
+def gpu_problem(benchmark: str, size: str, tokens: int | None, seed: int):
+    """(device, HF layer, rotary, problem) of `size` at `tokens` (default: the size's) on the GPU,
+    for the benchmarks that need one (kernels, layer-tune); None, having said so, without a GPU."""
+    if not torch.cuda.is_available():
+        print(f"python -m coda.bench {benchmark} needs a CUDA GPU", file=sys.stderr)
+        return None
+    device = torch.device("cuda")
+    dims = SIZES[size]
+    return (device, *make_problem(dims, tokens or dims.default_tokens, device, seed))
+
+
 @torch.no_grad()
 def reference_output(hf_layer, rotary, problem: Problem) -> torch.Tensor:
     """The layer in float32 on upcast weights, [M, D]; one batch row at a time (fp32 SDPA may take

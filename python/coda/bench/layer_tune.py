@@ -213,12 +213,10 @@ def _fmt(x) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    if not torch.cuda.is_available():
-        print("python -m coda.bench layer-tune needs a CUDA GPU", file=sys.stderr)
+    on_gpu = layer.gpu_problem("layer-tune", args.size, args.m, args.seed)
+    if on_gpu is None:
         return 2
-    device = torch.device("cuda")
-    dims = layer.SIZES[args.size]
-    hf_layer, rotary, problem = layer.make_problem(dims, args.m or dims.default_tokens, device, args.seed)
+    device, hf_layer, rotary, problem = on_gpu
     args.reference = layer.reference_output(hf_layer, rotary, problem)
     hf_out = layer._layer_output(layer.build_hf_eager(hf_layer, problem), problem.x)
     args.bound = 2 * (hf_out - args.reference).abs().max().item() + 1e-6
