@@ -39,6 +39,15 @@ def _heads_as_rows(d: torch.Tensor) -> torch.Tensor:
     return d.transpose(1, 2).reshape(b * s, -1)
 
 
+def _stream_outputs(ctx, x, h, stats):
+    """(x, h, stats) as a Function's outputs: only x carries a gradient (the next consumer's backward
+    folds in h's and stats'), and autograd fills no zero gradients for the other two (the Function's
+    backward then gets None for them, and None for x where nothing used it)."""
+    ctx.mark_non_differentiable(h, stats)
+    ctx.set_materialize_grads(False)
+    return x, h, stats
+
+
 class AttentionInput(torch.autograd.Function):
     """q, k, v = heads(RoPE([QkNorm](RMSNorm(x) · W_qkvᵀ))), the norm deferred to the epilogue, and
     x itself, for the residual (its gradient comes back here: see the module docstring).
@@ -92,9 +101,7 @@ class AttentionOutput(torch.autograd.Function):
     def forward(ctx, o, w_o, x, post_norm_weight):
         x1, h1, stats1 = ops.linear_residual_rms(o, w_o, x, post_norm_weight)
         ctx.save_for_backward(o, w_o)
-        ctx.mark_non_differentiable(h1, stats1)
-        ctx.set_materialize_grads(False)
-        return x1, h1, stats1
+        return _stream_outputs(ctx, x1, h1, stats1)
 
     @staticmethod
     def backward(ctx, dx1, _dh1, _dstats1):
@@ -118,9 +125,7 @@ class Mlp(torch.autograd.Function):
         x2, h2, stats2 = ops.linear_residual_rms(y, w_down, x1, next_norm_weight)
         ctx.save_for_backward(x1, stats1, w_gate_up, post_norm_weight, w_down, z)
         ctx.meta = (stats_k, eps)
-        ctx.mark_non_differentiable(h2, stats2)
-        ctx.set_materialize_grads(False)
-        return x2, h2, stats2
+        return _stream_outputs(ctx, x2, h2, stats2)
 
     @staticmethod
     def backward(ctx, dx2, _dh2, _dstats2):
