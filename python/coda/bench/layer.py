@@ -62,7 +62,9 @@ PUBLIC_SIZES = ("1B", "8B", "70B")
 ROW_NOTES = {
     "fwd": "training forward (autograd on). hf_*/liger include the layer's own input RMSNorm; "
            "coda excludes first_state (the previous layer's work) and instead computes the NEXT "
-           "layer's input RMSNorm in its down GEMM: equal work.",
+           "layer's input RMSNorm in its down GEMM: equal work. Forwards run back to back here, a "
+           "lighter load than a training step's: clocks may be higher than in fwd_bwd, the row to "
+           "read for training.",
     "bwd": "backward alone: a fresh forward runs untimed before each timed backward call. coda's "
            "backward runs back to x through first_state (its input-norm backward), as the HF layer's does.",
     "fwd_bwd": "forward + backward of one layer, parameter grads set to None before each iteration.",
