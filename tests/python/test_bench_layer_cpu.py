@@ -26,7 +26,7 @@ def run(tmp_path_factory):
     assert importable.returncode == 0, importable.stderr[-2000:]  # coda.bench needs no native module
     command = [sys.executable, "-m", "coda.bench", "layer", "--device", "cpu", "--sizes", "tiny",
                "--variants", ",".join(VARIANTS), "--rounds", "3", "--iters", "2", "--warmup", "1",
-               "--out", str(out)]
+               "--sustained", "1", "--out", str(out)]
     completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-4000:]
     return out, completed.stdout, json.loads((out / "layer.json").read_text())
@@ -37,6 +37,7 @@ def test_top_level_schema(run):
     for key in ("commit", "date", "gpu", "command", "torch", "rows"):
         assert key in result
     assert result["command"].startswith("python -m coda.bench layer")
+    assert result["method"]["sustained_ms"] == 1.0  # the heater: a no-op without CUDA, recorded all the same
     assert [row["name"] for row in result["rows"]] == ROWS
 
 

@@ -3,7 +3,7 @@
 
     python -m coda.bench layer [--sizes 1B,8B,70B] [--rows fwd,bwd,fwd_bwd] [--rounds 3] [--iters 10]
                                [--variants hf_eager,hf_compile,liger,floor,coda] [--m 16384]
-                               [--device cuda] [--out bench-out]
+                               [--sustained MS] [--device cuda] [--out bench-out]
 
 Why: the op benchmarks (bench/RESULTS.md) time each fused GEMM alone; this one times what a training
 step sees -- a whole layer, bf16, M = batch 4 x seq 4096 tokens, rope_theta 500000, RMSNorm eps 1e-5 --
@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 from coda.bench import report
-from coda.bench.timing import Step, Stopwatch, describe_error, interleaved_rounds
+from coda.bench.timing import Heater, Step, Stopwatch, describe_error, interleaved_rounds
 from coda.bench.variants import BUILDERS, VARIANT_NAMES, Problem, Variant, build_hf_eager
 
 BATCH = 4
@@ -224,6 +224,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
     x_second_half_changed[:, problem.seq // 2:] = torch.randn_like(x_second_half_changed[:, problem.seq // 2:])
 
     variants, status = build_variants(args.variants, hf_layer, problem)
+    heater = Heater(device, args.sustained) if args.sustained > 0 else None
     checks = {}
     for name, variant in list(variants.items()):
         try:
@@ -240,7 +241,8 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
         allocs: dict[str, list[int]] = {name: [] for name in variants}
         steps = {name: counting_device_allocs(row_step(variant, row, problem.x), allocs[name])
                  for name, variant in variants.items()}
-        result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup)
+        result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
+                                    heat=heater)
         # cudaMalloc calls in the timed iterations (after each variant's warm-up): each can stall
         # the GPU, and a variant's allocations depend on what the others left cached.
         timed_allocs = {name: sum(counts[args.warmup:]) for name, counts in allocs.items()}
@@ -309,6 +311,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--m", type=int, default=None, help="tokens M = 4 x seq (default 16384)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sustained", type=float, default=0.0, metavar="MS",
+                        help="time each variant's block right after MS ms of sustained GEMM load (timing.Heater): "
+                             "every row in the power-capped state of a training step (default 0: off)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"))
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.iters < 1 or args.warmup < 0:
@@ -325,7 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     watch = Stopwatch(device)
     record = report.RunRecord(args.out / "layer.json",
                               report.run_metadata(device, ["python", "-m", "coda.bench", "layer", *argv],
-                                                  rounds=args.rounds, iters=args.iters, warmup=args.warmup))
+                                                  rounds=args.rounds, iters=args.iters, warmup=args.warmup,
+                                                  sustained_ms=args.sustained))
     rows = record.rows
     for size in args.sizes:
         for row in bench_size(size, args, device, watch):
