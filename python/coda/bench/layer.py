@@ -149,6 +149,16 @@ def check_variant(variant: Variant, problem: Problem, ref: torch.Tensor, bound: 
             "causal": causal, "causal_leak": leak, "causal_response": response}
 
 
+def output_check(hf_layer, rotary, problem: Problem) -> tuple[torch.Tensor, float, torch.Tensor]:
+    """What check_variant holds a variant's forward output to: (the fp32 reference, the contract's
+    bound 2 · max|hf_eager − ref| + 1e-6, the input with each sequence's second half redrawn)."""
+    ref = reference_output(hf_layer, rotary, problem)
+    bound = 2 * (_layer_output(build_hf_eager(hf_layer, problem), problem.x) - ref).abs().max().item() + 1e-6
+    changed = problem.x.clone()
+    changed[:, problem.seq // 2:] = torch.randn_like(changed[:, problem.seq // 2:])
+    return ref, bound, changed
+
+
 def row_step(variant: Variant, row: str, x: torch.Tensor) -> Step:
     """One timed iteration of a row: the untimed part, then the timed region."""
     def fwd(watch: Stopwatch) -> None:
@@ -217,11 +227,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
     dims = SIZES[size]
     tokens = args.m or dims.default_tokens
     hf_layer, rotary, problem = make_problem(dims, tokens, device, args.seed)
-    ref = reference_output(hf_layer, rotary, problem)
-    hf_error = (_layer_output(build_hf_eager(hf_layer, problem), problem.x) - ref).abs().max().item()
-    bound = 2 * hf_error + 1e-6
-    x_second_half_changed = problem.x.clone()
-    x_second_half_changed[:, problem.seq // 2:] = torch.randn_like(x_second_half_changed[:, problem.seq // 2:])
+    ref, bound, x_second_half_changed = output_check(hf_layer, rotary, problem)
 
     variants, status = build_variants(args.variants, hf_layer, problem)
     heater = Heater(device, args.sustained) if args.sustained > 0 else None

@@ -36,7 +36,6 @@ import contextlib
 import json
 import statistics
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,18 +79,18 @@ LAYER_CALLS = {
 
 @contextlib.contextmanager
 def timed_op(name: str, watch: Stopwatch, key: str, candidate: int | None, ran: list):
-    """Inside, every call of coda.ops.<name> (as coda.nn's Functions make it) is a timed region;
-    made on another thread than this one (autograd's), it also forces `candidate` on `key` itself.
-    `ran` gets the kernel each call ran (C.last_op_choice, on the calling thread)."""
+    """Inside, every call of coda.ops.<name> (as coda.nn's Functions make it) is a timed region,
+    with `candidate` forced on `key` for the call itself when given (on whichever thread makes it:
+    autograd's, for a backward call). `ran` gets the kernel each call ran (C.last_op_choice, on the
+    calling thread)."""
     from coda import ops
     from coda._native import C
 
     original = getattr(ops, name)
-    here = threading.get_ident()
 
     def timed(*args):
-        elsewhere = candidate is not None and threading.get_ident() != here
-        with ops.forced_kernel(key, candidate) if elsewhere else contextlib.nullcontext(), watch.region():
+        forced = ops.forced_kernel(key, candidate) if candidate is not None else contextlib.nullcontext()
+        with forced, watch.region():
             out = original(*args)
         ran.append(C.last_op_choice(key))
         return out
@@ -110,10 +109,15 @@ def call_step(variant, x: torch.Tensor, name: str, candidate: int | None, ran: l
 
     call = LAYER_CALLS[name]
 
+    # A forward call is forced for the whole forward (a producer's kernel sets the statistics
+    # layout its consumers read, on this thread); a backward call inside the call, on autograd's.
+    around = None if call.backward else candidate
+    inside = candidate if call.backward else None
+
     def step(watch: Stopwatch) -> None:
         inputs = variant.prepare(x)
-        forced = ops.forced_kernel(call.key, candidate) if candidate is not None else contextlib.nullcontext()
-        with forced, timed_op(name, watch, call.key, candidate, ran):
+        forced = ops.forced_kernel(call.key, around) if around is not None else contextlib.nullcontext()
+        with forced, timed_op(name, watch, call.key, inside, ran):
             out = variant.forward(inputs)
             if call.backward:
                 variant.backward(out)
@@ -183,7 +187,7 @@ def tune_call(name: str, variant, problem, args, watch: Stopwatch) -> dict:
         row["check"] = {"pass": True, "note": "a backward kernel: the device tests check every config"}
     else:
         with ops.forced_kernel(call.key, index):
-            row["check"] = layer.check_variant(variant, problem, args.reference, args.bound, args.x_changed)
+            row["check"] = layer.check_variant(variant, problem, *args.output_check)
     row["table_row"] = C.op_table_row(call.key, m, n, k, index)
     row["written"] = bool(row["check"]["pass"]) and 1 - paired >= args.min_gain
     return row
@@ -217,11 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if on_gpu is None:
         return 2
     device, hf_layer, rotary, problem = on_gpu
-    args.reference = layer.reference_output(hf_layer, rotary, problem)
-    hf_out = layer._layer_output(layer.build_hf_eager(hf_layer, problem), problem.x)
-    args.bound = 2 * (hf_out - args.reference).abs().max().item() + 1e-6
-    args.x_changed = problem.x.clone()
-    args.x_changed[:, problem.seq // 2:] = torch.randn_like(args.x_changed[:, problem.seq // 2:])
+    args.output_check = layer.output_check(hf_layer, rotary, problem)
     variants, status = layer.build_variants(["coda"], hf_layer, problem)
     if "coda" not in variants:
         print(f"coda: {status['coda']}", file=sys.stderr)
