@@ -57,7 +57,10 @@ D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
 # the configs an op's options.choice may force), an fp32 D in the first only (the Cooperative one,
 # the plain fp32 GEMMs' config), and a program that widens its epilogue subtile
 # (`static constexpr int kEpilogueTileN = ...;`, kernels/coda/gemm/kernel.hpp) only the configs
-# whose tile N that subtile divides (CUTLASS requires it).
+# whose tile N that subtile divides (CUTLASS requires it). A program that declares
+# `static constexpr bool kHeavyAccumulatorConfigs = false;` is not compiled for the configs holding
+# more than 128 accumulators a thread (Pingpong 128x192): where its epilogue cannot narrow its
+# subtile there and spills, and no measurement chose it.
 def read_program_configs():
     text = (ROOT / "include/coda/epilogue/program_launchers.hpp").read_text()
     body = re.search(r"kProgramConfigs\[\] = \{([^}]*)\}", text)
@@ -75,6 +78,17 @@ def tile_n(config):
     return int(CONFIGS[config].split("_")[0].split("x")[1])
 
 
+# kernels/coda/gemm/kernel.hpp: kHeavyAccumulatorsPerThread, and TileConfigTypes::kAccumulatorsPerThread
+# (a Pingpong warp group of 128 threads holds its whole tile, the two Cooperative ones half each).
+HEAVY_ACCUMULATORS_PER_THREAD = 128
+
+
+def accumulators_per_thread(config):
+    tile, _cluster, schedule = CONFIGS[config].split("_")
+    tile_m, tile_n_ = (int(x) for x in tile.split("x"))
+    return tile_m * tile_n_ // (128 if schedule == "pingpong" else 256)
+
+
 def constant_value(expression):
     """An int literal, or a `constexpr int NAME = <int>;` of the epilogue headers."""
     if expression.isdigit():
@@ -88,12 +102,14 @@ def constant_value(expression):
 
 
 class Program:
-    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, heavy_accumulator_configs=True):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
         configs = EPILOGUE_CONFIGS[:1] if d == "f32" else EPILOGUE_CONFIGS
         self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
+        if not heavy_accumulator_configs:
+            self.configs = [c for c in self.configs if accumulators_per_thread(c) <= HEAVY_ACCUMULATORS_PER_THREAD]
         self.tu_name = f"epi_{self.snake}_{layout.lower()}_{d}"
 
 
@@ -105,8 +121,9 @@ def read_programs():
             struct = re.search(rf"^struct {name}\b(.*?)^}};", text, re.M | re.S)
             assert struct, f"{header.name}: no struct {name}"
             subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
+            no_heavy = re.search(r"static constexpr bool kHeavyAccumulatorConfigs = false;", struct.group(1))
             programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
-                                    constant_value(subtile.group(1)) if subtile else None))
+                                    constant_value(subtile.group(1)) if subtile else None, not no_heavy))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (

@@ -14,6 +14,11 @@ namespace coda::epilogue {
 // ∂w partials. A DAG: G, u and w each feed several nodes.
 struct RmsNormBwd {
   using Params = RmsNormBwdParams;
+  // Not compiled for Pingpong 128x192 (192 accumulators a thread; scripts/instances.py): CUTLASS's
+  // column reduction refuses the 16-column subtile that would make room, at 32 columns it spills
+  // (ptxas: 604 B of stores, 1076 of loads), and no tuned row on either GPU chose it, nor the
+  // layer-tune runs (bench/RESULTS.md, twenty-second and twenty-third sessions).
+  static constexpr bool kHeavyAccumulatorConfigs = false;
   template <class Ctx>
   using Callbacks =
       Dag<Edges<From<>, From<>, From<1, 0>, From<>, From<>, From<3, 4>, From<>, From<5, 6>,
@@ -52,6 +57,7 @@ CODA_COMPILE_PROGRAM(RmsNormBwd, kAkBn, bf16);
 struct RmsNormBwdAccumulate : RmsNormBwd {
   using Params = RmsNormBwdAccumulateParams;
   static constexpr bool kAccumulateIntoD = true;
+  static constexpr bool kHeavyAccumulatorConfigs = false;  // as RmsNormBwd (scripts/instances.py)
 };
 CODA_COMPILE_PROGRAM(RmsNormBwdAccumulate, kAkBn, bf16);
 
