@@ -34,8 +34,9 @@ def _check_device(model) -> None:
         name = torch.cuda.get_device_name(next(iter(devices)))
         raise UnsupportedModel(f"GPU {name} is sm_{major}{minor}: the kernels are built for Hopper (sm_90a) only")
     dtypes = {p.dtype for p in params}
-    if dtypes != {torch.bfloat16}:
-        raise UnsupportedModel(f"model dtype: parameters must be bfloat16 (model.to(torch.bfloat16)), found {dtypes}")
+    if not dtypes <= {torch.bfloat16, torch.float32}:
+        raise UnsupportedModel(f"model dtype: parameters must be bfloat16 (model.to(torch.bfloat16)) or float32 "
+                               f"master weights for bf16 autocast (nn/precision.py), found {sorted(map(str, dtypes))}")
 
 
 def _check(model, model_type: str) -> None:
@@ -91,7 +92,9 @@ def _patch(model, model_type: str, strict: bool):
 
 
 def patch_llama(model, strict: bool = True):
-    """Converts a transformers LlamaForCausalLM (bf16, on a Hopper GPU) in place; returns it.
+    """Converts a transformers LlamaForCausalLM (on a Hopper GPU) in place; returns it. Parameters
+    bf16 (model.to(torch.bfloat16)), or fp32 master weights whose forward then runs under
+    torch.autocast("cuda", dtype=torch.bfloat16) — mixed precision, as Trainer(bf16=True) runs it.
     strict=False: an unsupported model or GPU is left untouched with a warning instead of raising
     coda.UnsupportedModel."""
     return _patch(model, "llama", strict)

@@ -1,19 +1,23 @@
 """coda-train: train a small Llama (or Qwen3) from the same random init on the same synthetic
 batches under several implementations, and compare loss curves, speed and memory.
 
-    python -m coda.train [--steps 200] [--variants hf_fp32,hf_eager,hf_compile,coda] [--out DIR]
+    python -m coda.train [--steps 200] [--variants hf_fp32,hf_eager,hf_compile,coda]
+                         [--precision bf16|amp] [--out DIR]
 
 Variants (each from the same initial weights, on the same batches in the same order):
   hf_fp32     Hugging Face model in float32, TF32 off: the reference curve (not a speed baseline)
-  hf_eager    the same model cast to bf16 (model.to(torch.bfloat16)), eager PyTorch
+  hf_eager    the same model in bf16 (see --precision), eager PyTorch
   hf_compile  hf_eager under torch.compile
-  coda        the bf16 model converted in place by coda.patch_llama / coda.patch_qwen3
-The bf16 variants train bf16 parameters with plain AdamW (no fp32 master weights): what a Hugging
-Face user gets from model.to(bf16), and identical across the three so only the kernels differ.
+  coda        the hf_eager model converted in place by coda.patch_llama / coda.patch_qwen3
+--precision says how the three bf16 variants hold their weights, the same for all three so that
+only the kernels differ:
+  bf16  bf16 parameters (model.to(torch.bfloat16)) with plain AdamW, no master weights;
+  amp   fp32 master weights, the forward under torch.autocast(bfloat16), AdamW on the fp32
+        weights: mixed precision as Hugging Face's Trainer(bf16=True) runs it.
 
 Why: the numerics contract says fused kernels may differ from the framework in rounding, not in
 what is learned. The check printed at the end: over the last 50 steps, |loss_coda - loss_fp32|
-must stay within twice |loss_hf_bf16 - loss_fp32| (the deviation plain bf16 already has), next
+must stay within twice |loss_hf_eager - loss_fp32| (the deviation bf16 already has), next
 to the speed targets (coda >= 1.15x hf_eager tokens/s and faster than hf_compile). The corpus
 (coda.corpus) has a known entropy floor, so the table also says how far from converged each
 curve is. Outputs: a table on stdout, progress bars on stderr, DIR/train.json and DIR/train.png.
@@ -42,7 +46,7 @@ from coda.provenance import git_commit
 VARIANTS = ("hf_fp32", "hf_eager", "hf_compile", "coda")
 FINAL_WINDOW = 20        # final loss = mean over the last this many steps
 PARITY_WINDOW = 50       # the parity check compares the last this many steps
-PARITY_FACTOR = 2.0      # coda may deviate from fp32 by at most this times what hf_bf16 does
+PARITY_FACTOR = 2.0      # coda may deviate from fp32 by at most this times what hf_eager does
 SPEEDUP_VS_EAGER = 1.15  # coda tokens/s target relative to hf_eager
 REFRESH_EVERY = 10       # steps between progress-bar updates (each one syncs the device)
 
@@ -72,6 +76,8 @@ def parse_args(argv):
     p.add_argument("--corpus-support", type=int, default=8, help="successors per token")
     p.add_argument("--corpus-modes", type=int, default=4,
                    help="classes of the token two back that change the next-token distribution")
+    p.add_argument("--precision", choices=("bf16", "amp"), default="bf16",
+                   help="bf16 variants: bf16 parameters, or fp32 master weights under bf16 autocast")
     p.add_argument("--autotune", action="store_true",
                    help="the coda variant times its kernels on first use and keeps the winners "
                         "(CODA_TUNE=1; docs/design.md §10.1); its first steps, in --timing-skip, "
@@ -115,10 +121,11 @@ def build_initial_model(config, seed: int):
     return cls(config).float().train()
 
 
-def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False):
+def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False,
+                    precision: str = "bf16"):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
     model = copy.deepcopy(initial)
-    if name == "hf_fp32":
+    if name == "hf_fp32" or precision == "amp":
         model.to(device)
     else:
         model.to(device=device, dtype=torch.bfloat16)
@@ -183,7 +190,9 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
     """Trains one variant from `initial` over `batches` (steps, batch, seq); returns its record."""
     from tqdm import tqdm
 
-    model, forward = prepare_variant(name, initial, args.model, device, args.autotune)
+    model, forward = prepare_variant(name, initial, args.model, device, args.autotune, args.precision)
+    # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs).
+    autocast = name != "hf_fp32" and args.precision == "amp"
     params, opt, sched = make_optimizer(model, args, device)
     timer, losses = StepTimer(device), []
     tokens_per_step = batches.shape[1] * batches.shape[2]
@@ -192,7 +201,8 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
     last_wall, last_step = time.perf_counter(), 0
     for step, ids in enumerate(batches):
         timer.start()
-        loss = forward(input_ids=ids, labels=ids).loss
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+            loss = forward(input_ids=ids, labels=ids).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -257,7 +267,7 @@ def checks(results: dict) -> list[dict]:
         out.append({"check": "parity", "value": coda_gap, "limit": PARITY_FACTOR * bf16_gap,
                     "status": "PASS" if coda_gap <= PARITY_FACTOR * bf16_gap else "MISS",
                     "text": f"mean |coda - hf_fp32| over the last {PARITY_WINDOW} steps = "
-                            f"{coda_gap:.4f}, limit {PARITY_FACTOR:g} x mean |hf_bf16 - hf_fp32| "
+                            f"{coda_gap:.4f}, limit {PARITY_FACTOR:g} x mean |hf_eager - hf_fp32| "
                             f"= {PARITY_FACTOR * bf16_gap:.4f}{context}"})
     else:
         out.append({"check": "parity", "status": "n/a",
@@ -365,7 +375,7 @@ def main(argv=None) -> int:
     config = build_config(args)
     initial = build_initial_model(config, args.seed)
     n_params = sum(p.numel() for p in initial.parameters())
-    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}",
+    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}, precision {args.precision}",
           file=sys.stderr)
 
     results: dict[str, dict] = {}

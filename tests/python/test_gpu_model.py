@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A patched Hugging Face causal LM on the GPU: loss and every gradient against the float64
 model under the numerics contract, torch.compile(fullgraph=True) with no graph break, CUDA-graph
-capture of forward + backward, and the state_dict / unpatch round trip bit for bit."""
+capture of forward + backward, the state_dict / unpatch round trip bit for bit, and mixed
+precision (fp32 master weights under bf16 autocast)."""
 import copy
 
 import pytest
@@ -12,12 +13,12 @@ from hf_layers import make_config, rope_cos_sin
 pytestmark = pytest.mark.hopper
 
 
-def _model(model_type):
+def _model(model_type, dtype=torch.bfloat16):
     from transformers import AutoModelForCausalLM
 
     config = make_config(model_type, "tiny")
     torch.manual_seed(torch.seed() % 2**31)
-    return AutoModelForCausalLM.from_config(config).to("cuda", torch.bfloat16)
+    return AutoModelForCausalLM.from_config(config).to("cuda", dtype)
 
 
 def _loss_and_grads(model, ids):
@@ -53,11 +54,11 @@ def _hf_grads(patched):
 
 
 class _Reference:
-    """The float64 model and the bf16 Hugging Face model on one batch: the numerics contract's
-    two sides (max |coda - ref64| <= 2 max |hf bf16 - ref64|, per tensor)."""
+    """The float64 model (of `source`'s weights, default hf's) and the bf16 Hugging Face model on one
+    batch: the numerics contract's two sides (max |coda - ref64| <= 2 max |hf bf16 - ref64|, per tensor)."""
 
-    def __init__(self, hf, ids):
-        ref = copy.deepcopy(hf).double()
+    def __init__(self, hf, ids, source=None):
+        ref = copy.deepcopy(hf if source is None else source).double()
         # HF computes RoPE angles in fp32 whatever the model dtype; the reference takes them in float64.
         ref.model.rotary_emb.forward = lambda x, position_ids: rope_cos_sin(ref.config, position_ids, x.dtype)
         self.loss_ref, self.g_ref = _loss_and_grads(ref, ids)
@@ -95,6 +96,31 @@ def test_patched_model_matches_hf(model_type):
     patched.zero_grad(set_to_none=True)
     loss = patched(input_ids=ids, labels=ids).loss
     loss.backward()
+    over = reference.violations(loss.detach(), _hf_grads(patched))
+    assert not over, "\n".join(over)
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen3"])
+def test_fp32_master_weights_under_autocast(model_type):
+    """A patched fp32 model under bf16 autocast (Trainer(bf16=True)): loss and every gradient, now
+    fp32, within the contract of the fp32 weights' float64 model against Hugging Face's bf16 model
+    (the same weights rounded: CODA computes in bf16 with a bf16 residual stream, so this is its
+    framework; against Hugging Face's own autocast run, whose stream stays fp32, bench/RESULTS.md
+    has the measured margin); the parameters stay fp32; outside autocast the model refuses to run."""
+    import coda
+
+    hf = _model(model_type, torch.float32)
+    ids = torch.randint(0, hf.config.vocab_size, (2, 328), device="cuda")
+    reference = _Reference(copy.deepcopy(hf).to(torch.bfloat16), ids, source=hf)
+    patched = _patch(copy.deepcopy(hf), model_type)
+    with pytest.raises(coda.UnsupportedModel, match="float32 outside autocast"):
+        patched(input_ids=ids, labels=ids)
+    patched.zero_grad(set_to_none=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):  # as Trainer(bf16=True) runs the forward
+        loss = patched(input_ids=ids, labels=ids).loss
+    loss.backward()
+    assert {p.dtype for p in patched.parameters()} == {torch.float32}
+    assert {p.grad.dtype for p in patched.parameters()} == {torch.float32}
     over = reference.violations(loss.detach(), _hf_grads(patched))
     assert not over, "\n".join(over)
 

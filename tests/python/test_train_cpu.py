@@ -36,6 +36,21 @@ def test_smoke_run(tmp_path, capsys):
     assert "hf_fp32" in table and "hf_eager" in table and "n/a" in table
 
 
+def test_amp_precision_trains_fp32_masters_under_autocast(tmp_path):
+    """--precision amp: the bf16 variants keep fp32 parameters and run their forward under bf16
+    autocast — the first loss differs from the fp32 reference's by rounding only."""
+    from coda.train import main, prepare_variant
+
+    assert main(SMOKE + ["--precision", "amp", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "train.json").read_text())
+    assert report["config"]["precision"] == "amp"
+    fp32, amp = report["variants"]["hf_fp32"]["losses"], report["variants"]["hf_eager"]["losses"]
+    assert amp[0] != fp32[0] and abs(amp[0] - fp32[0]) < 0.05, (amp[0], fp32[0])
+    assert amp[-1] < amp[0]
+    model, _ = prepare_variant("hf_eager", torch.nn.Linear(4, 4), "llama", torch.device("cpu"), precision="amp")
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+
+
 def test_unknown_variant_is_a_usage_error():
     from coda.train import main
 

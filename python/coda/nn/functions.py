@@ -16,12 +16,17 @@ into it in place. That gradient is ∂x1 as the Mlp allocated it, passed through
 no one else holds it, so adding into it is safe (an incoming gradient from outside the layer is
 never written).
 
+Parameters enter as the model holds them, bf16 or fp32 master weights under autocast
+(precision.py): each Function computes with bf16 copies and returns every parameter's gradient in
+the parameter's own dtype (a norm weight's fp32 reduction is not rounded to bf16 on the way).
+
 Plain GEMMs (weight gradients, the O projection's dgrad) are torch.matmul: cuBLAS, the floor."""
 from __future__ import annotations
 
 import torch
 
 from .. import ops
+from .precision import compute_copy, dtype_of
 
 
 def _split_heads(qkv: torch.Tensor, batch: int, q_heads: int, kv_heads: int, head_dim: int):
@@ -59,6 +64,9 @@ class AttentionInput(torch.autograd.Function):
     def forward(ctx, x, h, stats, w_qkv, norm_weight, positions, frequencies, q_norm_weight,
                 k_norm_weight, stats_k: int, eps: float, batch: int, q_heads: int, kv_heads: int,
                 head_dim: int, qk_eps: float):
+        ctx.dtypes = tuple(map(dtype_of, (w_qkv, norm_weight, q_norm_weight, k_norm_weight)))
+        w_qkv, norm_weight, q_norm_weight, k_norm_weight = map(compute_copy, (w_qkv, norm_weight, q_norm_weight,
+                                                                              k_norm_weight))
         qk_norm = q_norm_weight is not None
         if qk_norm:
             qkv, pre = ops.linear_rmsnorm_qknorm_rope(h, w_qkv, stats, stats_k, eps, positions, frequencies,
@@ -76,21 +84,22 @@ class AttentionInput(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dq, dk, dv, d_residual):
         stats_k, eps, q_heads, kv_heads, qk_eps = ctx.meta
+        qkv_dtype, norm_dtype, gq_dtype, gk_dtype = ctx.dtypes
         dq, dk, dv = (_heads_as_rows(t) for t in (dq, dk, dv))
         dgq = dgk = None
         if ctx.qk_norm:
             x, stats, w_qkv, norm_weight, positions, frequencies, pre, gq, gk = ctx.saved_tensors
             dz, zdz, dgq, dgk = ops.qknorm_rope_bwd(pre, dq, positions, frequencies, gq, gk, q_heads,
                                                     kv_heads, qk_eps, dk, dv)
-            dgq, dgk = dgq.to(gq.dtype), dgk.to(gk.dtype)
+            dgq, dgk = dgq.to(gq_dtype), dgk.to(gk_dtype)
         else:
             x, stats, w_qkv, norm_weight, positions, frequencies, qkv = ctx.saved_tensors
             dz, zdz = ops.rope_bwd(qkv, dq, positions, frequencies, dk, dv)
         # d_residual: ∂x1 from the Mlp through AttentionOutput (ours alone), or zeros autograd made.
         normed, dw = ops.linear_rmsnorm_bwd_add_(d_residual, dz, w_qkv, x, stats, stats_k, norm_weight, eps, zdz)
         dx = d_residual
-        d_w_qkv = dz.t() @ normed
-        return (dx, None, None, d_w_qkv, dw.to(norm_weight.dtype), None, None, dgq, dgk,
+        d_w_qkv = (dz.t() @ normed).to(qkv_dtype)
+        return (dx, None, None, d_w_qkv, dw.to(norm_dtype), None, None, dgq, dgk,
                 None, None, None, None, None, None, None)
 
 
@@ -99,7 +108,9 @@ class AttentionOutput(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, o, w_o, x, post_norm_weight):
-        x1, h1, stats1 = ops.linear_residual_rms(o, w_o, x, post_norm_weight)
+        ctx.w_o_dtype = w_o.dtype
+        w_o = compute_copy(w_o)
+        x1, h1, stats1 = ops.linear_residual_rms(o, w_o, x, compute_copy(post_norm_weight))
         ctx.save_for_backward(o, w_o)
         return _stream_outputs(ctx, x1, h1, stats1)
 
@@ -108,7 +119,7 @@ class AttentionOutput(torch.autograd.Function):
         if dx1 is None:
             return None, None, None, None
         o, w_o = ctx.saved_tensors
-        return dx1 @ w_o, dx1.t() @ o, dx1, None
+        return dx1 @ w_o, (dx1.t() @ o).to(ctx.w_o_dtype), dx1, None
 
 
 class Mlp(torch.autograd.Function):
@@ -121,6 +132,9 @@ class Mlp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x1, h1, stats1, w_gate_up, post_norm_weight, w_down, next_norm_weight,
                 stats_k: int, eps: float):
+        ctx.dtypes = (w_gate_up.dtype, post_norm_weight.dtype, w_down.dtype)
+        w_gate_up, post_norm_weight, w_down, next_norm_weight = map(compute_copy, (w_gate_up, post_norm_weight,
+                                                                                   w_down, next_norm_weight))
         z, y = ops.linear_rmsnorm_swiglu(h1, w_gate_up, stats1, stats_k, eps, True)
         x2, h2, stats2 = ops.linear_residual_rms(y, w_down, x1, next_norm_weight)
         ctx.save_for_backward(x1, stats1, w_gate_up, post_norm_weight, w_down, z)
@@ -133,12 +147,13 @@ class Mlp(torch.autograd.Function):
             return (None,) * 9
         x1, stats1, w_gate_up, post_norm_weight, w_down, z = ctx.saved_tensors
         stats_k, eps = ctx.meta
+        gate_up_dtype, norm_dtype, down_dtype = ctx.dtypes
         dz, y, zdz = ops.linear_swiglu_bwd(dx2, w_down, z)
-        d_w_down = dx2.t() @ y
+        d_w_down = (dx2.t() @ y).to(down_dtype)
         dx1, normed, dw = ops.linear_rmsnorm_bwd(dz, w_gate_up, x1, stats1, stats_k, post_norm_weight, eps, zdz,
                                                  dx2)
-        d_w_gate_up = dz.t() @ normed
-        return dx1, None, None, d_w_gate_up, dw.to(post_norm_weight.dtype), d_w_down, None, None, None
+        d_w_gate_up = (dz.t() @ normed).to(gate_up_dtype)
+        return dx1, None, None, d_w_gate_up, dw.to(norm_dtype), d_w_down, None, None, None
 
 
 def normed_from_stats(h, stats, stats_k: int, eps: float):
@@ -157,20 +172,22 @@ class NormLinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, h, stats, norm_weight, w_lm, targets, stats_k: int, eps: float,
                 ignore_index: int):
+        ctx.dtypes = (norm_weight.dtype, w_lm.dtype)
+        norm_weight = compute_copy(norm_weight)  # the w that made h: the backward differentiates it
         normed, rstd = normed_from_stats(h, stats, stats_k, eps)
         loss, _lse, d_normed, d_w_lm, _zdz = ops.linear_cross_entropy_fwd_bwd(
-            normed, w_lm, targets, ignore_index, ops.REDUCTIONS["mean"], 0.0, 0.0)
+            normed, compute_copy(w_lm), targets, ignore_index, ops.REDUCTIONS["mean"], 0.0, 0.0)
         ctx.save_for_backward(x, rstd, norm_weight, d_normed, d_w_lm)
-        ctx.w_lm_dtype = w_lm.dtype
         return loss.view(())
 
     @staticmethod
     def backward(ctx, g):
         x, rstd, norm_weight, d_normed, d_w_lm = ctx.saved_tensors
+        norm_dtype, w_lm_dtype = ctx.dtypes
         # RMSNorm backward: dx = r · (G ⊙ w − u · mean(G ⊙ w ⊙ u)), u = x · r; ∂w = Σ G ⊙ u.
         gw = d_normed.float() * norm_weight.float() * g
         u = x.float() * rstd[:, None]
         c = (gw * u).mean(dim=1, keepdim=True)
         dx = (rstd[:, None] * (gw - u * c)).to(x.dtype)
-        dw = (d_normed.float() * u).sum(0).mul_(g).to(norm_weight.dtype)
-        return dx, None, None, dw, (d_w_lm * g).to(ctx.w_lm_dtype), None, None, None, None
+        dw = (d_normed.float() * u).sum(0).mul_(g).to(norm_dtype)
+        return dx, None, None, dw, (d_w_lm * g).to(w_lm_dtype), None, None, None, None

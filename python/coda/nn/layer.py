@@ -21,6 +21,7 @@ from torch import nn
 from .. import ops
 from . import layout
 from .functions import AttentionInput, AttentionOutput, Mlp
+from .precision import compute_copy, require_computable
 
 
 @dataclass
@@ -36,9 +37,12 @@ class ResidualState:
 
 def first_state(x: torch.Tensor, norm_weight: torch.Tensor) -> ResidualState:
     """The stream entering the first layer (no GEMM produced it): h and Σx² in one memory pass.
-    h and stats carry no gradient: the first layer's backward returns ∂x and ∂w itself."""
+    h and stats carry no gradient: the first layer's backward returns ∂x and ∂w itself. x and
+    norm_weight: bf16, or fp32 under bf16 autocast (the stream then starts as x's bf16 copy)."""
+    require_computable("coda.nn.first_state", x=x, norm_weight=norm_weight)
+    x = compute_copy(x)
     with torch.no_grad():
-        h, stats = ops.rms_norm_stats(x, norm_weight)
+        h, stats = ops.rms_norm_stats(x, compute_copy(norm_weight))
     return ResidualState(x, h, stats, 0)
 
 
@@ -150,6 +154,7 @@ class CodaDecoderLayer(nn.Module):
         w_next = next_norm_weight if next_norm_weight is not None else self.next_norm_weight
         if w_next is None:
             raise ValueError("coda.nn.CodaDecoderLayer: next_norm_weight is not set")
+        require_computable("coda.nn.CodaDecoderLayer", next_norm_weight=w_next, **dict(self.named_parameters()))
         q, k, v, x = AttentionInput.apply(state.x, state.h, state.stats, self.qkv_weight, self.input_norm_weight,
                                           positions, self.frequencies, self.q_norm_weight, self.k_norm_weight,
                                           state.stats_k, self.eps, batch, self.q_heads, self.kv_heads,

@@ -12,6 +12,7 @@ from torch import nn
 from .. import ops
 from .functions import NormLinearCrossEntropy, normed_from_stats
 from .layer import ResidualState, documents_from_positions, first_state
+from .precision import compute_copy, require_computable
 
 IGNORE_INDEX = -100
 
@@ -51,11 +52,12 @@ def causal_lm_loss(state: ResidualState, final_norm_weight: torch.Tensor, lm_hea
                    labels: torch.Tensor, eps: float, num_items_in_batch=None) -> torch.Tensor:
     """Mean next-token cross-entropy over non-ignored labels (or the sum over num_items_in_batch,
     as HF's Trainer passes under gradient accumulation)."""
+    require_computable("coda.nn.causal_lm_loss", final_norm_weight=final_norm_weight, lm_head_weight=lm_head_weight)
     targets = shifted_targets(labels)
     if not torch.is_grad_enabled():  # evaluation: the loss-only kernel, no gradients held
         normed = final_norm(state, eps)
-        loss = ops.linear_cross_entropy(normed, lm_head_weight, targets, IGNORE_INDEX, ops.REDUCTIONS["mean"],
-                                        0.0, 0.0)[0].view(())
+        loss = ops.linear_cross_entropy(normed, compute_copy(lm_head_weight), targets, IGNORE_INDEX,
+                                        ops.REDUCTIONS["mean"], 0.0, 0.0)[0].view(())
     else:
         loss = NormLinearCrossEntropy.apply(state.x, state.h, state.stats, final_norm_weight, lm_head_weight,
                                         targets, state.stats_k, eps, IGNORE_INDEX)
