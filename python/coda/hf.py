@@ -7,7 +7,8 @@ layouts (exact permutations), and the model's forward runs coda.nn.model (the lo
 logits when labels are given). What does not: parameter values, state_dict() / save_pretrained()
 (the Hugging Face names and layouts, bit for bit), load_state_dict of a Hugging Face checkpoint,
 the call signature `model(input_ids=..., labels=...)`. Create the optimizer after patching: the
-fused weights are new Parameter objects."""
+fused weights are new Parameter objects. Activation checkpointing set by the model's
+gradient_checkpointing_enable (before or after patching) applies to the CODA layers."""
 from __future__ import annotations
 
 import types
@@ -16,7 +17,7 @@ import warnings
 import torch
 
 from .nn.config import UnsupportedModel, check_config
-from .nn.layer import CodaDecoderLayer
+from .nn.layer import CodaDecoderLayer, default_checkpoint
 from .nn.model import causal_lm_loss, final_norm, run_layers
 
 _PATCHED = "_coda_patched"
@@ -116,6 +117,10 @@ def unpatch(model):
         ref = coda_layer.qkv_weight
         hf_layer = hf_class(model.config, layer_idx=i).to(device=ref.device, dtype=ref.dtype)
         hf_layer.load_state_dict(coda_layer.state_dict())
+        if coda_layer.gradient_checkpointing:  # as the model's gradient_checkpointing_enable left it
+            hf_layer.gradient_checkpointing = True
+            hf_layer._gradient_checkpointing_func = getattr(coda_layer, "_gradient_checkpointing_func",
+                                                            default_checkpoint)
         layers[i] = hf_layer
     del model.forward
     delattr(model, _PATCHED)

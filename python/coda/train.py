@@ -14,6 +14,8 @@ only the kernels differ:
   bf16  bf16 parameters (model.to(torch.bfloat16)) with plain AdamW, no master weights;
   amp   fp32 master weights, the forward under torch.autocast(bfloat16), AdamW on the fp32
         weights: mixed precision as Hugging Face's Trainer(bf16=True) runs it.
+--checkpointing turns on activation checkpointing (model.gradient_checkpointing_enable(), before
+patching) in the three bf16 variants: the memory-for-time trade of long sequences or big batches.
 
 Why: the numerics contract says fused kernels may differ from the framework in rounding, not in
 what is learned. The check printed at the end: over the last 50 steps, |loss_coda - loss_fp32|
@@ -78,6 +80,8 @@ def parse_args(argv):
                    help="classes of the token two back that change the next-token distribution")
     p.add_argument("--precision", choices=("bf16", "amp"), default="bf16",
                    help="bf16 variants: bf16 parameters, or fp32 master weights under bf16 autocast")
+    p.add_argument("--checkpointing", action="store_true",
+                   help="activation checkpointing in the bf16 variants (gradient_checkpointing_enable)")
     p.add_argument("--autotune", action="store_true",
                    help="the coda variant times its kernels on first use and keeps the winners "
                         "(CODA_TUNE=1; docs/design.md §10.1); its first steps, in --timing-skip, "
@@ -122,13 +126,19 @@ def build_initial_model(config, seed: int):
 
 
 def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False,
-                    precision: str = "bf16"):
+                    precision: str = "bf16", checkpointing: bool = False):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
     model = copy.deepcopy(initial)
     if name == "hf_fp32" or precision == "amp":
         model.to(device)
     else:
         model.to(device=device, dtype=torch.bfloat16)
+    if checkpointing and name != "hf_fp32":  # transformers >= 5.2x names it activation_checkpointing_enable
+        enable = getattr(model, "activation_checkpointing_enable", None)
+        if enable is not None:
+            enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if name == "coda":
         import coda  # the native module; a failure here is this variant's failure only
 
@@ -190,7 +200,8 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
     """Trains one variant from `initial` over `batches` (steps, batch, seq); returns its record."""
     from tqdm import tqdm
 
-    model, forward = prepare_variant(name, initial, args.model, device, args.autotune, args.precision)
+    model, forward = prepare_variant(name, initial, args.model, device, args.autotune, args.precision,
+                                     args.checkpointing)
     # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs).
     autocast = name != "hf_fp32" and args.precision == "amp"
     params, opt, sched = make_optimizer(model, args, device)
@@ -375,7 +386,8 @@ def main(argv=None) -> int:
     config = build_config(args)
     initial = build_initial_model(config, args.seed)
     n_params = sum(p.numel() for p in initial.parameters())
-    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}, precision {args.precision}",
+    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}, precision {args.precision}"
+          f"{', activation checkpointing' if args.checkpointing else ''}",
           file=sys.stderr)
 
     results: dict[str, dict] = {}

@@ -125,6 +125,47 @@ def test_fp32_master_weights_under_autocast(model_type):
     assert not over, "\n".join(over)
 
 
+@pytest.mark.parametrize("reentrant", [False, True], ids=["non_reentrant", "reentrant"])
+@pytest.mark.parametrize("when", ["before_patch", "after_patch"])
+def test_gradient_checkpointing(when, reentrant):
+    """Hugging Face's gradient_checkpointing_enable, called before or after patching, checkpoints
+    the CODA layers: the forward holds less memory for the backward than without, and the loss and
+    every gradient (the forward recomputed in the backward) stay within the contract."""
+    import warnings
+
+    def enable(model):
+        with warnings.catch_warnings():  # transformers >= 5.2x renames it (FutureWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
+
+    hf = _model("llama")
+    ids = torch.randint(0, hf.config.vocab_size, (2, 328), device="cuda")
+    reference = _Reference(hf, ids)
+    plain = _patch(copy.deepcopy(hf), "llama").train()
+    checkpointed = copy.deepcopy(hf)
+    if when == "before_patch":
+        enable(checkpointed)
+    _patch(checkpointed, "llama").train()
+    if when == "after_patch":
+        enable(checkpointed)
+
+    held = {}
+    for name, model in (("plain", plain), ("checkpointed", checkpointed)):
+        model.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        loss = model(input_ids=ids, labels=ids).loss
+        held[name] = torch.cuda.memory_allocated() - before  # what the forward keeps for the backward
+        loss.backward()
+    assert held["checkpointed"] < 0.7 * held["plain"], held
+    over = reference.violations(loss.detach(), _hf_grads(checkpointed))
+    assert not over, "\n".join(over)
+    import coda
+
+    coda.unpatch(checkpointed)  # the Hugging Face layers it restores keep checkpointing on
+    assert all(layer.gradient_checkpointing for layer in checkpointed.model.layers)
+
+
 def test_state_dict_and_unpatch_round_trip():
     import coda
 

@@ -111,3 +111,36 @@ def test_fp32_layer_refused_before_any_op(monkeypatch, autocast):
         with pytest.raises(coda.nn.UnsupportedModel, match=want):
             layer(state, positions, batch=2)
     assert calls == []
+
+
+@pytest.mark.parametrize("reentrant", [None, False, True], ids=["default", "non_reentrant", "reentrant"])
+def test_checkpointed_layer_recomputes_its_forward_in_the_backward(monkeypatch, reentrant):
+    """With gradient_checkpointing set (as Hugging Face's gradient_checkpointing_enable sets it, with
+    its checkpoint function, reentrant or not), the forward's fused ops run again in the backward,
+    and every gradient still arrives with its shape and dtype; in eval mode nothing is checkpointed."""
+    import functools
+
+    calls = recorded_ops(monkeypatch)
+    layer = meta_layer(False, torch.bfloat16)
+    layer.gradient_checkpointing = True
+    if reentrant is not None:
+        layer._gradient_checkpointing_func = functools.partial(torch.utils.checkpoint.checkpoint,
+                                                               use_reentrant=reentrant, preserve_rng_state=False)
+    x = torch.empty(M, HIDDEN, device=META, dtype=torch.bfloat16, requires_grad=True)
+    positions = torch.empty(M, dtype=torch.int32, device=META)
+    out = layer(coda.nn.first_state(x, layer.input_norm_weight), positions, batch=2)
+    forward_ops = ("linear_rmsnorm_rope", "linear_residual_rms", "linear_rmsnorm_swiglu")
+    assert [n for n, _ in calls if n in forward_ops] == ["linear_rmsnorm_rope", "linear_residual_rms",
+                                                         "linear_rmsnorm_swiglu", "linear_residual_rms"]
+    out.x.backward(torch.empty_like(out.x))
+    names = [n for n, _ in calls]
+    assert [names.count(n) for n in forward_ops] == [2, 4, 2], names
+    assert x.grad is not None and x.grad.shape == x.shape
+    for name, p in layer.named_parameters():
+        assert p.grad is not None and p.grad.shape == p.shape and p.grad.dtype == p.dtype, name
+
+    calls.clear()
+    layer.eval()
+    with torch.no_grad():
+        layer(coda.nn.first_state(x, layer.input_norm_weight), positions, batch=2)
+    assert sum(n in forward_ops for n, _ in calls) == 4

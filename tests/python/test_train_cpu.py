@@ -51,6 +51,17 @@ def test_amp_precision_trains_fp32_masters_under_autocast(tmp_path):
     assert {p.dtype for p in model.parameters()} == {torch.float32}
 
 
+def test_checkpointing_flag_reaches_the_bf16_variants_only():
+    from coda.train import build_config, build_initial_model, parse_args, prepare_variant
+
+    args = parse_args(SMOKE + ["--checkpointing"])
+    initial = build_initial_model(build_config(args), 0)
+    for name, want in (("hf_eager", True), ("hf_fp32", False)):
+        model, _ = prepare_variant(name, initial, "llama", torch.device("cpu"), checkpointing=args.checkpointing)
+        assert model.model.gradient_checkpointing is want, name
+        assert all(layer.gradient_checkpointing is want for layer in model.model.layers), name
+
+
 def test_unknown_variant_is_a_usage_error():
     from coda.train import main
 

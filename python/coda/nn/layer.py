@@ -11,11 +11,13 @@ A layer therefore hands the next one a ResidualState (x, h, stats), not a bare t
 down projection applies the next layer's input-norm weight (or the final norm's)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch import nn
 
 from .. import ops
@@ -82,9 +84,22 @@ def attention(q, k, v, documents: Optional[Documents]) -> torch.Tensor:
     return o.transpose(1, 2).reshape(b * s, h * d)
 
 
+# Activation checkpointing of a layer whose owner set no function (Hugging Face's
+# gradient_checkpointing_enable sets its own: use_reentrant, offloading and so on as the user asked).
+default_checkpoint = functools.partial(torch.utils.checkpoint.checkpoint, use_reentrant=False,
+                                       preserve_rng_state=False)  # the layer draws no random numbers
+
+
 class CodaDecoderLayer(nn.Module):
     """One decoder layer's parameters in the fused layouts (coda.nn.layout) and its CODA forward.
-    state_dict() and load_state_dict() speak the Hugging Face names and layouts."""
+    state_dict() and load_state_dict() speak the Hugging Face names and layouts.
+
+    Activation checkpointing: with `gradient_checkpointing` set (Hugging Face's
+    model.gradient_checkpointing_enable() sets it on every module that has the attribute, with its
+    `_gradient_checkpointing_func`), a training forward keeps only the stream entering the layer and
+    recomputes the layer's fused forward in the backward."""
+
+    gradient_checkpointing = False
 
     def __init__(self, hidden: int, q_heads: int, kv_heads: int, head_dim: int, ffn: int, eps: float,
                  qk_norm: bool, device=None, dtype=torch.bfloat16):
@@ -115,6 +130,9 @@ class CodaDecoderLayer(nn.Module):
         ref = hf_layer.self_attn.q_proj.weight
         layer = cls(**dims, device=ref.device, dtype=ref.dtype)
         layer.load_state_dict(hf_layer.state_dict())
+        layer.gradient_checkpointing = bool(getattr(hf_layer, "gradient_checkpointing", False))
+        if hasattr(hf_layer, "_gradient_checkpointing_func"):
+            layer._gradient_checkpointing_func = hf_layer._gradient_checkpointing_func
         theta, scaling = rope_parameters(config)
         layer.frequencies = layout.rope_frequencies(dims["q_heads"], dims["kv_heads"], dims["head_dim"], theta,
                                                     scaling, ref.device)
@@ -155,15 +173,24 @@ class CodaDecoderLayer(nn.Module):
         if w_next is None:
             raise ValueError("coda.nn.CodaDecoderLayer: next_norm_weight is not set")
         require_computable("coda.nn.CodaDecoderLayer", next_norm_weight=w_next, **dict(self.named_parameters()))
-        q, k, v, x = AttentionInput.apply(state.x, state.h, state.stats, self.qkv_weight, self.input_norm_weight,
-                                          positions, self.frequencies, self.q_norm_weight, self.k_norm_weight,
-                                          state.stats_k, self.eps, batch, self.q_heads, self.kv_heads,
-                                          self.head_dim, self.eps)
+        args = (state.x, state.h, state.stats, positions, w_next, state.stats_k, batch, documents)
+        if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+            checkpoint = getattr(self, "_gradient_checkpointing_func", None) or default_checkpoint
+            x2, h2, stats2 = checkpoint(self._chain, *args)
+        else:
+            x2, h2, stats2 = self._chain(*args)
+        return ResidualState(x2, h2, stats2, self.ffn)
+
+    def _chain(self, x, h, stats, positions, w_next, stats_k: int, batch: int, documents):
+        """The layer's Functions and attention on tensors in, tensors out (what a reentrant
+        checkpoint can carry): (x2, h2, stats2) for the next norm."""
+        q, k, v, x = AttentionInput.apply(x, h, stats, self.qkv_weight, self.input_norm_weight, positions,
+                                          self.frequencies, self.q_norm_weight, self.k_norm_weight, stats_k,
+                                          self.eps, batch, self.q_heads, self.kv_heads, self.head_dim, self.eps)
         o = attention(q, k, v, documents)
         x1, h1, stats1 = AttentionOutput.apply(o, self.o_weight, x, self.post_norm_weight)
-        x2, h2, stats2 = Mlp.apply(x1, h1, stats1, self.gate_up_weight, self.post_norm_weight, self.down_weight,
-                                   w_next, self.o_weight.shape[1], self.eps)
-        return ResidualState(x2, h2, stats2, self.ffn)
+        return Mlp.apply(x1, h1, stats1, self.gate_up_weight, self.post_norm_weight, self.down_weight, w_next,
+                         self.o_weight.shape[1], self.eps)
 
 
 def to_hf(module: CodaDecoderLayer, fused: dict) -> dict:
