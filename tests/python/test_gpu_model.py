@@ -21,21 +21,24 @@ def _model(model_type, dtype=torch.bfloat16):
     return AutoModelForCausalLM.from_config(config).to("cuda", dtype)
 
 
-def _loss_and_grads(model, ids):
+def _loss_and_grads(model, ids, labels=None):
     model.zero_grad(set_to_none=True)
-    loss = model(input_ids=ids, labels=ids).loss
+    loss = model(input_ids=ids, labels=ids if labels is None else labels).loss
     loss.backward()
     return loss.detach().double(), {n: p.grad.double() for n, p in model.named_parameters()}
 
 
-def _token_losses(model, ids):
-    """Per-token next-token losses from a Hugging Face model's logits (as its loss computes them)."""
+def _token_losses(model, ids, labels=None):
+    """Per-token next-token losses from a Hugging Face model's logits (as its loss computes them),
+    of the tokens whose label is not ignored (-100)."""
     with torch.no_grad():
         logits = model(input_ids=ids).logits
     v = logits.shape[-1]
-    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, v).to(torch.float64 if logits.dtype
-                                             == torch.float64 else torch.float32), ids[:, 1:].reshape(-1),
-                                             reduction="none").double()
+    targets = (ids if labels is None else labels)[:, 1:].reshape(-1)
+    losses = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, v).to(torch.float64 if logits.dtype
+                                               == torch.float64 else torch.float32), targets,
+                                               reduction="none").double()
+    return losses[targets != -100]
 
 
 def _hf_grads(patched):
@@ -57,15 +60,15 @@ class _Reference:
     """The float64 model (of `source`'s weights, default hf's) and the bf16 Hugging Face model on one
     batch: the numerics contract's two sides (max |coda - ref64| <= 2 max |hf bf16 - ref64|, per tensor)."""
 
-    def __init__(self, hf, ids, source=None):
+    def __init__(self, hf, ids, source=None, labels=None):
         ref = copy.deepcopy(hf if source is None else source).double()
         # HF computes RoPE angles in fp32 whatever the model dtype; the reference takes them in float64.
         ref.model.rotary_emb.forward = lambda x, position_ids: rope_cos_sin(ref.config, position_ids, x.dtype)
-        self.loss_ref, self.g_ref = _loss_and_grads(ref, ids)
-        _, self.g_hf = _loss_and_grads(hf, ids)
+        self.loss_ref, self.g_ref = _loss_and_grads(ref, ids, labels)
+        _, self.g_hf = _loss_and_grads(hf, ids, labels)
         # The loss is a mean over tokens: the contract per token, reduced (|mean e| <= mean |e|),
         # not twice one random scalar error, which can land arbitrarily near zero.
-        self.token_err_hf = float((_token_losses(hf, ids) - _token_losses(ref, ids)).abs().mean())
+        self.token_err_hf = float((_token_losses(hf, ids, labels) - _token_losses(ref, ids, labels)).abs().mean())
 
     def violations(self, loss, g_coda):
         over = []
@@ -164,6 +167,29 @@ def test_gradient_checkpointing(when, reentrant):
 
     coda.unpatch(checkpointed)  # the Hugging Face layers it restores keep checkpointing on
     assert all(layer.gradient_checkpointing for layer in checkpointed.model.layers)
+
+
+def test_gradient_accumulation_with_num_items_in_batch():
+    """Gradient accumulation as Trainer runs it: each micro-batch's loss is its token sum over the
+    whole batch's count of labelled tokens (num_items_in_batch, a tensor), so the accumulated
+    gradients are the full batch's mean-loss gradients — checked against the float64 model on the
+    full batch, with ignored labels making the micro-batches' counts unequal."""
+    hf = _model("llama")
+    ids = torch.randint(0, hf.config.vocab_size, (4, 256), device="cuda")
+    labels = ids.clone()
+    labels[0, :100] = -100
+    labels[3, 40:] = -100
+    reference = _Reference(hf, ids, labels=labels)
+    patched = _patch(copy.deepcopy(hf), "llama")
+    n_items = (labels[:, 1:] != -100).sum()
+    patched.zero_grad(set_to_none=True)
+    total = torch.zeros((), dtype=torch.float64, device="cuda")
+    for rows in (slice(0, 2), slice(2, 4)):
+        loss = patched(input_ids=ids[rows], labels=labels[rows], num_items_in_batch=n_items).loss
+        loss.backward()
+        total += loss.detach().double()
+    over = reference.violations(total, _hf_grads(patched))
+    assert not over, "\n".join(over)
 
 
 def test_state_dict_and_unpatch_round_trip():
