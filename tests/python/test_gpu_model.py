@@ -207,19 +207,26 @@ def test_state_dict_and_unpatch_round_trip():
         assert torch.equal(before[k], v), k
 
 
-def test_compile_fullgraph():
+@pytest.mark.parametrize("masters", [False, True], ids=["bf16", "fp32_masters_autocast"])
+def test_compile_fullgraph(masters):
     """Compiled with fullgraph=True (a graph break raises), the patched model meets the same
-    contract against float64 as in eager mode. Eager and compiled are not compared with each other
-    element by element: Inductor fuses the glue (and PyTorch's own embedding scatter-add) in
-    another order, and a weight gradient is a sum over tokens whose small entries are all
-    cancellation, so a relative tolerance between the two would fail at random."""
-    hf = _model("llama")
+    contract against float64 as in eager mode — with bf16 parameters, and with fp32 master weights
+    under bf16 autocast (against HF's bf16 model of the same weights, as the eager test). Eager and
+    compiled are not compared with each other element by element: Inductor fuses the glue (and
+    PyTorch's own embedding scatter-add) in another order, and a weight gradient is a sum over
+    tokens whose small entries are all cancellation, so a relative tolerance between the two would
+    fail at random."""
+    hf = _model("llama", torch.float32 if masters else torch.bfloat16)
     ids = torch.randint(0, hf.config.vocab_size, (2, 256), device="cuda")
-    reference = _Reference(hf, ids)
+    if masters:
+        reference = _Reference(copy.deepcopy(hf).to(torch.bfloat16), ids, source=hf)
+    else:
+        reference = _Reference(hf, ids)
     patched = _patch(copy.deepcopy(hf), "llama")
     compiled = torch.compile(patched, fullgraph=True)
     patched.zero_grad(set_to_none=True)
-    loss = compiled(input_ids=ids, labels=ids).loss
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=masters):
+        loss = compiled(input_ids=ids, labels=ids).loss
     loss.backward()
     over = reference.violations(loss.detach(), _hf_grads(patched))
     assert not over, "\n".join(over)

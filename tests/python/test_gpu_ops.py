@@ -156,15 +156,18 @@ def test_nan_in_nan_out_cross_entropy():
         assert _same_nonfinite(xg.grad, xr.grad) and _same_nonfinite(head.weight.grad, wr.grad)
 
 
-def test_linear_cross_entropy_module_matches_float64():
+@pytest.mark.parametrize("masters", [False, True], ids=["bf16", "fp32_weight_autocast"])
+def test_linear_cross_entropy_module_matches_float64(masters):
     """coda.nn.LinearCrossEntropy: loss, ∂x and ∂W against float64 under the contract (per row for
-    the gradients), with ignored targets; the framework is PyTorch's bf16 logits + F.cross_entropy."""
+    the gradients), with ignored targets; the framework is PyTorch's bf16 logits + F.cross_entropy.
+    With an fp32 weight (mixed precision) under bf16 autocast: the same against the weight's bf16
+    rounding as the framework, ∂W in fp32; outside autocast it refuses."""
     import torch.nn.functional as F
 
-    from coda.nn import LinearCrossEntropy
+    from coda.nn import LinearCrossEntropy, UnsupportedModel
 
     m, hidden, vocab = 1000, 512, 4000
-    head = LinearCrossEntropy(hidden, vocab, device="cuda")
+    head = LinearCrossEntropy(hidden, vocab, device="cuda", dtype=torch.float32 if masters else torch.bfloat16)
     x = _bf16(m, hidden)
     targets = torch.randint(0, vocab, (m,), device="cuda")
     targets[::7] = -100
@@ -177,11 +180,17 @@ def test_linear_cross_entropy_module_matches_float64():
         return loss.detach().double(), x.grad.double(), w.grad.double()
 
     ref = run(lambda x, w: F.cross_entropy(x @ w.t(), targets, ignore_index=-100), x.double(), head.weight.double())
-    fw = run(lambda x, w: F.cross_entropy((x @ w.t()).float(), targets, ignore_index=-100), x, head.weight)
+    fw = run(lambda x, w: F.cross_entropy((x @ w.t()).float(), targets, ignore_index=-100), x,
+             head.weight.to(torch.bfloat16))
 
     xg = x.detach().clone().requires_grad_(True)
-    loss = head(xg, targets)
+    if masters:
+        with pytest.raises(UnsupportedModel, match="weight is float32 outside autocast"):
+            head(xg, targets)
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=masters):
+        loss = head(xg, targets)
     loss.backward()
+    assert head.weight.grad.dtype == head.weight.dtype
     got = (loss.detach().double(), xg.grad.double(), head.weight.grad.double())
     for name, g, f, r in zip(("loss", "dx", "dW"), got, fw, ref):
         err = (g - r).abs().reshape(g.shape[0] if g.dim() else 1, -1).amax(1)

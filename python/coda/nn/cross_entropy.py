@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from .. import ops
+from .precision import compute_copy, require_computable
 
 
 class LinearCrossEntropyFunction(torch.autograd.Function):
@@ -16,22 +17,24 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, targets, ignore_index: int, z_loss: float, softcap: float):
+        ctx.dtypes = (x.dtype, weight.dtype)  # gradients return in these (fp32 masters: fp32)
         loss, _lse, dx, dw, _zdz = ops.linear_cross_entropy_fwd_bwd(
-            x, weight, targets, ignore_index, ops.REDUCTIONS["mean"], z_loss, softcap)
+            compute_copy(x), compute_copy(weight), targets, ignore_index, ops.REDUCTIONS["mean"], z_loss, softcap)
         ctx.save_for_backward(dx, dw)
-        ctx.weight_dtype = weight.dtype
         return loss.view(())
 
     @staticmethod
     def backward(ctx, g):
         dx, dw = ctx.saved_tensors
-        return (dx * g).to(dx.dtype), (dw * g).to(ctx.weight_dtype), None, None, None, None
+        x_dtype, weight_dtype = ctx.dtypes
+        return (dx * g).to(x_dtype), (dw * g).to(weight_dtype), None, None, None, None
 
 
 class LinearCrossEntropy(nn.Module):
     """loss = mean cross-entropy of (x · weightᵀ) against targets (ignore_index skipped), with
     optional z-loss (z_loss · lse²) and logit soft-capping (Gemma 2). x: [..., in_features] bf16,
-    targets: [...] int32/int64. Extra memory: ~1 GiB of logit chunks plus an fp32 ∂W."""
+    targets: [...] int32/int64. Extra memory: ~1 GiB of logit chunks plus an fp32 ∂W. An fp32
+    weight (or x) runs under bf16 autocast, as in coda.nn.precision, its gradient returned in fp32."""
 
     def __init__(self, in_features: int, vocab_size: int, ignore_index: int = -100, z_loss: float = 0.0,
                  softcap: float = 0.0, device=None, dtype=torch.bfloat16):
@@ -41,10 +44,11 @@ class LinearCrossEntropy(nn.Module):
         self.ignore_index, self.z_loss, self.softcap = ignore_index, float(z_loss), float(softcap)
 
     def forward(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        require_computable("coda.nn.LinearCrossEntropy", x=x, weight=self.weight)
         x2d, t1d = x.reshape(-1, x.shape[-1]), targets.reshape(-1)
         if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
             return LinearCrossEntropyFunction.apply(x2d, self.weight, t1d, self.ignore_index, self.z_loss,
                                                     self.softcap)
-        loss, _lse = ops.linear_cross_entropy(x2d, self.weight, t1d, self.ignore_index, ops.REDUCTIONS["mean"],
-                                              self.z_loss, self.softcap)
+        loss, _lse = ops.linear_cross_entropy(compute_copy(x2d), compute_copy(self.weight), t1d, self.ignore_index,
+                                              ops.REDUCTIONS["mean"], self.z_loss, self.softcap)
         return loss.view(())
