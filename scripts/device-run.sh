@@ -34,6 +34,9 @@
 #                      (compile on a CPU machine, carry DIR; see README)
 #   CODA_WHEEL=FILE    the Python modes install this wheel instead of building the package
 #                      (scripts/build-wheel.sh here, carry .prebuilt; see README)
+#   CODA_PYTHON_OVERLAY=1  with CODA_WHEEL: run this tree's python/coda over the wheel's native
+#                      module (a change to Python only since the wheel's commit: no rebuild; the
+#                      JSON label stays the wheel's commit)
 #   CODA_COMMIT, CODA_DATE  label the JSON (default: git, today; the Python modes' default is
 #                      the commit the installed package was built from, coda.provenance)
 #   BENCH_ARGS         extra coda-bench arguments (e.g. "--models 8B --rounds 5")
@@ -68,6 +71,14 @@ install_package() {
     python3 -m pip install --no-deps --force-reinstall "$CODA_WHEEL" > "$out/install.log" 2>&1 \
       || { tail -20 "$out/install.log"; exit 1; }
     echo "package installed from $CODA_WHEEL in $((SECONDS - t0)) s"
+    if [ "${CODA_PYTHON_OVERLAY:-0}" = 1 ]; then
+      local site overlay=${TMPDIR:-/tmp}/coda-overlay
+      site=$(cd / && python3 -c "import coda, os; print(os.path.dirname(coda.__file__))") || exit 1
+      rm -rf "$overlay" && mkdir -p "$overlay" && cp -r "$site" "$overlay/coda" \
+        && cp -r python/coda/. "$overlay/coda/" || exit 1
+      export PYTHONPATH="$overlay${PYTHONPATH:+:$PYTHONPATH}"
+      echo "python/coda of this tree overlaid on the wheel's native module ($overlay)"
+    fi
     return
   fi
   [ -d third_party/cutlass ] || [ -n "${CUTLASS_DIR:-}" ] || scripts/fetch-cutlass.sh
