@@ -198,6 +198,24 @@ def test_patch_and_unpatch_keep_the_checkpoint_bit_for_bit(monkeypatch):
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
 
 
+def test_a_patched_model_cast_to_bf16_keeps_its_rope_table_in_fp32(monkeypatch):
+    """model.to(torch.bfloat16) after patching (an fp32 mixed-precision model cast for bf16 training
+    or evaluation): the weights follow, the RoPE frequency table stays fp32, bit for bit."""
+    import coda
+    import coda.hf
+
+    monkeypatch.setattr(coda.hf, "_check_device", lambda model: None)
+    model = coda.patch_llama(_tiny_model().float())
+    table = model.model.layers[0].frequencies.clone()
+    assert table.dtype == torch.float32
+    model.to(torch.bfloat16)
+    layer = model.model.layers[0]
+    assert layer.qkv_weight.dtype == torch.bfloat16
+    assert layer.frequencies.dtype == torch.float32 and torch.equal(layer.frequencies, table)
+    model.half().float()
+    assert torch.equal(model.model.layers[1].frequencies, table)
+
+
 def test_autotune_switch_reaches_the_library():
     """coda.ops.set_autotune turns the C++ autotuner on and off (it defaults to CODA_TUNE); without
     a GPU no device is identified, so there is no cache file to name."""

@@ -162,6 +162,16 @@ class CodaDecoderLayer(nn.Module):
             state_dict[prefix + "q_norm_weight"] = layout.pair_order(pop("self_attn.q_norm.weight"), hd)
             state_dict[prefix + "k_norm_weight"] = layout.pair_order(pop("self_attn.k_norm.weight"), hd)
 
+    def _apply(self, fn, recurse=True):
+        """module.to(dtype), .bfloat16(), .half() cast floating buffers too; the RoPE frequency
+        table stays the fp32 one it was built as (a bf16 copy would move the angles of far
+        positions by whole turns), only moved to the new device."""
+        frequencies = self.frequencies
+        super()._apply(fn, recurse)
+        if self.frequencies.dtype != frequencies.dtype:
+            self.frequencies = frequencies.to(self.frequencies.device)
+        return self
+
     # --- forward --------------------------------------------------------------------------------
     def forward(self, state: ResidualState, positions: torch.Tensor, batch: int = 1,
                 documents: Optional[Documents] = None,
