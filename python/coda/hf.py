@@ -61,6 +61,12 @@ def _causal_lm_forward(self, input_ids=None, attention_mask=None, position_ids=N
 
     if kwargs.get("past_key_values") is not None or kwargs.get("use_cache"):
         raise ValueError("coda: a patched model trains; it has no KV cache (use_cache=False, past_key_values=None)")
+    for name in ("output_attentions", "output_hidden_states"):  # would come back None, unasked
+        if kwargs.get(name):
+            raise ValueError(f"coda: {name}=True: a patched model returns no per-layer attentions or hidden "
+                             "states (the fused layers never hold them whole); unpatch it for that")
+    if kwargs.get("logits_to_keep"):
+        raise ValueError("coda: logits_to_keep: a patched model computes the loss, or every position's logits")
     if attention_mask is not None:  # checked on the device: no host sync, capturable
         torch._assert_async(attention_mask.all(), "coda: padding masks are not supported; pack sequences "
                             "and pass position_ids (positions restart at 0 per document) instead")

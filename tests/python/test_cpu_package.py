@@ -216,6 +216,25 @@ def test_a_patched_model_cast_to_bf16_keeps_its_rope_table_in_fp32(monkeypatch):
     assert torch.equal(model.model.layers[1].frequencies, table)
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"output_hidden_states": True}, "output_hidden_states=True"),
+    ({"output_attentions": True}, "output_attentions=True"),
+    ({"logits_to_keep": 1}, "logits_to_keep"),
+    ({"use_cache": True}, "no KV cache"),
+])
+def test_patched_forward_refuses_what_it_would_silently_drop(monkeypatch, kwargs, message):
+    """Hugging Face forward arguments the fused model cannot honour raise, naming the argument,
+    before anything runs — not a None in the output that fails somewhere else."""
+    import coda
+    import coda.hf
+
+    monkeypatch.setattr(coda.hf, "_check_device", lambda model: None)
+    model = coda.patch_llama(_tiny_model())
+    ids = torch.zeros(1, 8, dtype=torch.long)
+    with pytest.raises(ValueError, match=message):
+        model(input_ids=ids, labels=ids, **kwargs)
+
+
 def test_autotune_switch_reaches_the_library():
     """coda.ops.set_autotune turns the C++ autotuner on and off (it defaults to CODA_TUNE); without
     a GPU no device is identified, so there is no cache file to name."""
