@@ -267,7 +267,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
             notes=ROW_NOTES[row]))
         rows[-1]["device_allocs_while_timed"] = timed_allocs
         print(report.row_line(rows[-1]), flush=True)
-        stalls = {name: n for name, n in rows[-1]["device_allocs_while_timed"].items() if n}
+        stalls = {name: n for name, n in timed_allocs.items() if n}
         if stalls:
             print(f"  cudaMalloc while timed ({row}): {stalls}", flush=True)
     del variants, hf_layer, rotary, problem

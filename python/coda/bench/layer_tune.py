@@ -148,7 +148,9 @@ def _rounds(steps: dict, watch: Stopwatch, rounds: int, iters: int, warmup: int,
     return interleaved_rounds(steps, SummedRegions(watch, calls), rounds=rounds, iters=iters, warmup=warmup)
 
 
-def tune_call(name: str, variant, problem, args, watch: Stopwatch) -> dict:
+def tune_call(name: str, variant, problem, args, watch: Stopwatch, output_check: tuple) -> dict:
+    """Ranks call `name`'s candidates inside the step; output_check: layer.output_check's (reference,
+    bound, causality input) for a forward pick."""
     from coda import ops
     from coda._native import C
     from coda.bench.tune import _describe
@@ -187,7 +189,7 @@ def tune_call(name: str, variant, problem, args, watch: Stopwatch) -> dict:
         row["check"] = {"pass": True, "note": "a backward kernel: the device tests check every config"}
     else:
         with ops.forced_kernel(call.key, index):
-            row["check"] = layer.check_variant(variant, problem, *args.output_check)
+            row["check"] = layer.check_variant(variant, problem, *output_check)
     row["table_row"] = C.op_table_row(call.key, m, n, k, index)
     row["written"] = bool(row["check"]["pass"]) and 1 - paired >= args.min_gain
     return row
@@ -221,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if on_gpu is None:
         return 2
     device, hf_layer, rotary, problem = on_gpu
-    args.output_check = layer.output_check(hf_layer, rotary, problem)
+    output_check = layer.output_check(hf_layer, rotary, problem)
     variants, status = layer.build_variants(["coda"], hf_layer, problem)
     if "coda" not in variants:
         print(f"coda: {status['coda']}", file=sys.stderr)
@@ -231,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| call | M×N×K | today | today ms | pick | pick ms | gain | confirmed gain | check | row |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.ops:
-        row = tune_call(name, variants["coda"], problem, args, watch)
+        row = tune_call(name, variants["coda"], problem, args, watch, output_check)
         rows.append(row)
         confirmed = (row["confirmed"] or {}).get("gain")
         check = row["check"]

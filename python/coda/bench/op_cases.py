@@ -452,10 +452,10 @@ def _rmsnorm_bwd_case(model: Model, consumer: str) -> Case:
     LlamaRMSNorm backward, fp32 statistics. `consumer` "gate_up": the MLP's norm, dX summed into
     the residual stream's incoming gradient (reduce-added); "qkv": the attention's norm, dX written
     alone (the layer adds it into the residual gradient in place, linear_rmsnorm_bwd_add_: the same
-    kernel with a reduce-add store, as the gate/up case times). The norm output N for ∂W is what autograd saved (not
-    charged); ∂γ over all rows is checked by the op tests, dX here. The QKV case runs the standard
-    column order on both sides (a consistent permutation of dZ's columns and W's rows leaves dZ·W
-    and ⟨z, dz⟩ unchanged)."""
+    kernel with a reduce-add store, as the gate/up case times). The norm output N for ∂W is what
+    autograd saved (not charged); ∂γ over all rows is checked by the op tests, dX here. The QKV
+    case runs the standard column order on both sides (a consistent permutation of dZ's columns and
+    W's rows leaves dZ·W and ⟨z, dz⟩ unchanged)."""
     from coda import ops
 
     gate_up = consumer == "gate_up"
