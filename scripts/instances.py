@@ -3,10 +3,10 @@
 """The compiled GEMM kernels, and the generator of their translation units: the plain GEMMs from
 the list below, the epilogue programs from their own declarations (read_programs).
 
-Each epilogue program is one translation unit with all its configs, and the plain GEMMs one unit
-per (operand layout, D type): nvcc's front ends (parsing CUTLASS) are most of a unit's ~60 s, so a
-second kernel in a unit costs far less than a unit of its own; each kernel must still earn its
-place: see docs/design.md §10 for why these configs.
+The kernels of one program header share translation units, up to MAX_KERNELS_PER_UNIT a unit, and
+so do the plain GEMMs of one D type and the example programs: nvcc's front ends (parsing CUTLASS)
+are most of a unit's time, so a kernel costs far less in a shared unit than in its own; each kernel
+must still earn its place: see docs/design.md §10 for why these configs.
 
 CMake runs it at configure time into the build tree (nothing generated is committed):
     python3 scripts/instances.py --out <build>/generated/instances
@@ -61,16 +61,19 @@ D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
 # `static constexpr bool kHeavyAccumulatorConfigs = false;` is not compiled for the configs holding
 # more than 128 accumulators a thread (Pingpong 128x192): where its epilogue cannot narrow its
 # subtile there and spills, and no measurement chose it.
-def read_program_configs():
-    text = (ROOT / "include/coda/epilogue/program_launchers.hpp").read_text()
-    body = re.search(r"kProgramConfigs\[\] = \{([^}]*)\}", text)
-    assert body, "program_launchers.hpp: no kProgramConfigs[] = {...} list"
+def read_config_list(path, name):
+    """The TileConfig enumerators of `inline constexpr gemm::TileConfig <name>[] = {...}` in path."""
+    body = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", (ROOT / path).read_text())
+    assert body, f"{path}: no {name}[] = {{...}} list"
     configs = re.findall(r"TileConfig::(k\w+)", body.group(1))
-    assert configs and all(c in CONFIGS for c in configs), f"kProgramConfigs names unknown configs: {configs}"
+    assert configs and all(c in CONFIGS for c in configs), f"{name} names unknown configs: {configs}"
     return configs
 
 
-EPILOGUE_CONFIGS = read_program_configs()
+EPILOGUE_CONFIGS = read_config_list("include/coda/epilogue/program_launchers.hpp", "kProgramConfigs")
+# The example programs test the primitives under both schedules, in the configs of kExampleConfigs
+# (src/epilogue/example_launchers.hpp); the ops' tests cover every config an op is compiled for.
+EXAMPLE_CONFIGS = read_config_list("src/epilogue/example_launchers.hpp", "kExampleConfigs")
 
 
 def tile_n(config):
@@ -106,11 +109,12 @@ class Program:
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
-        configs = EPILOGUE_CONFIGS[:1] if d == "f32" else EPILOGUE_CONFIGS
+        configs = EXAMPLE_CONFIGS if example else EPILOGUE_CONFIGS
+        configs = configs[:1] if d == "f32" else configs
         self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
         if not heavy_accumulator_configs:
             self.configs = [c for c in self.configs if accumulators_per_thread(c) <= HEAVY_ACCUMULATORS_PER_THREAD]
-        self.tu_name = f"epi_{self.snake}_{layout.lower()}_{d}"
+        self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
 
 def read_programs():
@@ -139,32 +143,74 @@ PROGRAMS = read_programs()
 def epilogue_instances():
     for program in PROGRAMS:
         for config in program.configs:
-            yield (f"{program.tu_name}_{CONFIGS[config]}", program, config)
+            yield (f"{program.kernel_prefix}_{CONFIGS[config]}", program, config)
 
 
-def epilogue_tu(program, kernels):
-    """One translation unit per program holds all its configs: the CUTLASS headers are parsed once
-    for both kernels (nvcc's front ends are most of a kernel's compile time), and an edit to one
-    program rebuilds only its family's units."""
-    element = "void" if program.d == "void" else D_TYPES[program.d][1]  # the plain GEMMs' types
-    name = program.name
-    body = (f"static_assert(Compiled<{name}>::kLayout == gemm::OperandLayout::k{program.layout} &&\n"
-            + f"                  std::is_same_v<Compiled<{name}>::D, {element}>,\n"
-            + f'              "scripts/instances.py misread {name}\'s CODA_COMPILE line");\n\n')
-    for kernel, _, config in kernels:
-        body += (
-            f"void {kernel}(const gemm::GemmProblem& p, const gemm::KernelChoice& c,\n"
-            + f"    const {name}::Params& e, void* workspace, cudaStream_t stream) {{\n"
-            + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{program.layout}, {element},\n"
-            + f"                             gemm::TileConfig::{config}, {name}>;\n"
-            + "  K::FusionArguments fusion{};\n"
-            + f"  {name}::fill(fusion, e);\n"
-            + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
-            + "}\n\n"
-        )
+# At most this many kernels in one translation unit. A unit costs ~40 s of nvcc front ends (CUTLASS
+# parsed once) plus ~10 s a kernel (docs/design.md §7), so the kernels of one header share units:
+# less work for the build, and an edit to a header still rebuilds only its own units. The cap keeps
+# a unit from becoming the build's tail and its nvcc within the memory CMakeLists.txt allows a job.
+MAX_KERNELS_PER_UNIT = 6
+
+
+def packed(items, kernels_of):
+    """items in order, cut into consecutive groups of at most MAX_KERNELS_PER_UNIT kernels."""
+    groups, count = [], 0
+    for item in items:
+        if not groups or count + kernels_of(item) > MAX_KERNELS_PER_UNIT:
+            groups.append([])
+            count = 0
+        groups[-1].append(item)
+        count += kernels_of(item)
+    return groups
+
+
+def named(stem, groups):
+    """(file stem, group) of each group: stem, or stem_0, stem_1, ... when there are several."""
+    return [(stem if len(groups) == 1 else f"{stem}_{i}", g) for i, g in enumerate(groups)]
+
+
+def epilogue_units():
+    """(folder, file stem, programs) of each epilogue unit: an op header's programs share units in
+    libcoda; the example programs (from any header) share theirs in coda_examples (examples/)."""
+    by_header = {}
+    for program in PROGRAMS:
+        if not program.example:
+            by_header.setdefault(program.header, []).append(program)
+    for header, programs in by_header.items():
+        for stem, group in named(f"epi_{header}", packed(programs, lambda p: len(p.configs))):
+            yield "", stem, group
+    examples = [p for p in PROGRAMS if p.example]
+    for stem, group in named("examples", packed(examples, lambda p: len(p.configs))):
+        yield "examples", stem, group
+
+
+def epilogue_tu(programs):
+    """One translation unit: every config of each of `programs`."""
+    headers, body = [], ""
+    for program in programs:
+        if program.header not in headers:
+            headers.append(program.header)
+        element = "void" if program.d == "void" else D_TYPES[program.d][1]  # the plain GEMMs' types
+        name = program.name
+        body += (f"static_assert(Compiled<{name}>::kLayout == gemm::OperandLayout::k{program.layout} &&\n"
+                 + f"                  std::is_same_v<Compiled<{name}>::D, {element}>,\n"
+                 + f'              "scripts/instances.py misread {name}\'s CODA_COMPILE line");\n\n')
+        for config in program.configs:
+            body += (
+                f"void {program.kernel_prefix}_{CONFIGS[config]}(const gemm::GemmProblem& p,\n"
+                + f"    const gemm::KernelChoice& c, const {name}::Params& e, void* workspace,\n"
+                + "    cudaStream_t stream) {\n"
+                + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{program.layout}, {element},\n"
+                + f"                             gemm::TileConfig::{config}, {name}>;\n"
+                + "  K::FusionArguments fusion{};\n"
+                + f"  {name}::fill(fusion, e);\n"
+                + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
+                + "}\n\n"
+            )
     return (
         HEADER
-        + f'#include "coda/programs/{program.header}.hpp"\n'
+        + "".join(f'#include "coda/programs/{h}.hpp"\n' for h in headers)
         + '#include "coda/gemm/launch.hpp"\n\n'
         + "#include <type_traits>\n\n"
         + "namespace coda::epilogue::instances {\n\n"
@@ -192,8 +238,7 @@ HEADER = "// GENERATED by scripts/instances.py from its list; do not edit.\n"
 
 
 def instance_tu(kernels):
-    """All plain-GEMM kernels of one (operand layout, D type) in one translation unit, for the same
-    reason as the epilogue programs (epilogue_tu_name)."""
+    """Plain-GEMM kernels of one D type in one translation unit (MAX_KERNELS_PER_UNIT)."""
     body = ""
     for name, layout, dname, _, config in kernels:
         element = D_TYPES[dname][1]
@@ -225,17 +270,14 @@ def dispatch_inc():
 def expected_files(out):
     files = {out / "dispatch.inc": dispatch_inc(),
              out / "epilogue_dispatch.inc": epilogue_dispatch_inc()}
-    by_program = {}
-    for kernel in epilogue_instances():
-        by_program.setdefault(kernel[1], []).append(kernel)
-    for program, kernels in by_program.items():
-        folder = out / "examples" if program.example else out
-        files[folder / f"{program.tu_name}_sm90a.cu"] = epilogue_tu(program, kernels)
-    by_layout = {}
+    for folder, stem, programs in epilogue_units():
+        files[out / folder / f"{stem}_sm90a.cu"] = epilogue_tu(programs)
+    by_d_type = {}
     for kernel in instances():
-        by_layout.setdefault((kernel[1], kernel[2]), []).append(kernel)
-    for (layout, dname), kernels in by_layout.items():
-        files[out / f"gemm_{layout.lower()}_{dname}_sm90a.cu"] = instance_tu(kernels)
+        by_d_type.setdefault(kernel[2], []).append(kernel)
+    for dname, kernels in by_d_type.items():
+        for stem, group in named(f"gemm_{dname}", packed(kernels, lambda _: 1)):
+            files[out / f"{stem}_sm90a.cu"] = instance_tu(group)
     return files
 
 

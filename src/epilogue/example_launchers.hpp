@@ -14,6 +14,12 @@
 
 namespace coda::epilogue {
 
+// The configs the example programs are compiled for (scripts/instances.py reads this list): one
+// Cooperative and one Pingpong tile, so each primitive is tested under both schedules. The ops'
+// own tests run every config an op's program is compiled for, Pingpong 128x192 among them.
+inline constexpr gemm::TileConfig kExampleConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
+                                                       gemm::TileConfig::kPingpong128x128Cluster2x1};
+
 void row_scale(const TensorView& D, const TensorView& A, const TensorView& B,
                const RowScaleParams& params, gemm::KernelChoice choice,
                cudaStream_t stream = nullptr);

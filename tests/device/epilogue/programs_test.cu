@@ -54,8 +54,8 @@ std::vector<double> valid_partials(const ref::Partials& p, int count) {
 struct Shape { int m, n, k; };
 // Ragged in M and N (N odd, a single row, a single N tile), K not a multiple of 64.
 const Shape kShapes[] = {{1, 199, 1000}, {1000, 4095, 199}, {4095, 1001, 1000}, {333, 520, 776}};
-// Every config the programs are compiled for (none of these programs spans whole heads).
-const auto& kConfigs = kProgramConfigs;
+// Each program runs in every config it is compiled for (none of these spans whole heads): an op's
+// program in kProgramConfigs, an example program in kExampleConfigs.
 
 struct TileDims { int m, n; };
 TileDims tile_of(TileConfig c) {
@@ -105,7 +105,7 @@ TEST(EpiloguePrograms, ResidualRms) {
     const Matrix x_fw = ref::round_to_bf16(ref::add(g.acc_framework, residual));
     const Matrix h = ref::mul_per_col(x, w.v);
     const Matrix h_fw = ref::round_to_bf16(ref::mul_per_col(x_fw, w.v));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kProgramConfigs) {
       SCOPED_TRACE(trace(s, config));
       const TileDims tile = tile_of(config);
       const PartialLayout layout = per_row_partial_layout(config, s.m, s.n);
@@ -164,7 +164,7 @@ TEST(EpiloguePrograms, RowScale) {
     std::vector<double> r64(r.begin(), r.end());
     const Matrix expect = ref::scale(ref::mul_per_row(g.acc64, r64), alpha);
     const Matrix expect_fw = ref::round_to_bf16(ref::scale(ref::mul_per_row(g.acc_framework, r64), alpha));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kExampleConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = output(s.m, s.n);
       row_scale(d.view(), g.a.view(), g.b.view(), {d_alpha.get<float>(), d_r.get<float>()}, {config});
@@ -185,7 +185,7 @@ TEST(EpiloguePrograms, BiasSiluColSum) {
     DeviceMatrix d_bias = upload(bias);
     const Matrix y = ref::silu(ref::add_per_col(g.acc64, bias.v));
     const Matrix y_fw = ref::round_to_bf16(ref::silu(ref::round_to_bf16(ref::add_per_col(g.acc_framework, bias.v))));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kExampleConfigs) {
       SCOPED_TRACE(trace(s, config));
       const TileDims tile = tile_of(config);
       const PartialLayout layout = per_col_partial_layout(config, s.m, s.n);
@@ -219,7 +219,7 @@ TEST(EpiloguePrograms, SingleFamilyPrograms) {
     const Matrix act_fw = ref::round_to_bf16(ref::silu(g.acc_framework));
     const Matrix sum = ref::add(g.acc64, residual);
     const Matrix sum_fw = ref::round_to_bf16(ref::add(g.acc_framework, residual));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kExampleConfigs) {
       SCOPED_TRACE(trace(s, config));
       bool pad = false;
       DeviceMatrix d = output(s.m, s.n);
@@ -263,7 +263,7 @@ TEST(EpiloguePrograms, SwiGluPairs) {
     GemmCase g = make_case(s, rng);
     const Matrix y = ref::silu_gate_pairs(g.acc64);
     const Matrix y_fw = ref::round_to_bf16(ref::silu_gate_pairs(g.acc_framework));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kProgramConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = output(s.m, s.n), gated = output(s.m, s.n / 2);
       swiglu_pairs(d.view(), g.a.view(), g.b.view(), {gated.buffer.get(), gated.ld}, {config});
@@ -318,7 +318,7 @@ TEST(EpiloguePrograms, RopeRotate) {
     const std::vector<std::int64_t> pos64(pos.begin(), pos.end());
     const Matrix y = ref::rope_pairs(g.acc64, pos64, turns);
     const Matrix y_fw = ref::round_to_bf16(ref::rope_pairs(g.acc_framework, pos64, turns));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kProgramConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = output(s.m, s.n);
       rope_rotate(d.view(), g.a.view(), g.b.view(),
@@ -342,7 +342,7 @@ TEST(EpiloguePrograms, SwiGluPairsGrad) {
     const Matrix y_fw = ref::round_to_bf16(y);
     const Matrix dz = ref::silu_gate_pairs_grad(g.acc64, z);
     const Matrix dz_fw = ref::round_to_bf16(ref::silu_gate_pairs_grad(g.acc_framework, z));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kExampleConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = output(s.m, s.n), d_dz = output(s.m, 2 * s.n);
       // A bf16 row of stride ld is a row of ld / 2 packed pairs.
@@ -373,7 +373,7 @@ TEST(EpiloguePrograms, RstdRowScaleLeaf) {
     const std::vector<double> r = ref::rstd(p, s.m, width, 1e-6);
     const Matrix expect = ref::mul_per_row(g.acc64, r);
     const Matrix expect_fw = ref::round_to_bf16(ref::mul_per_row(g.acc_framework, r));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kProgramConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix leaf = output(s.m, s.n), two_step = output(s.m, s.n);
       rstd_row_scale(leaf.view(), g.a.view(), g.b.view(),
@@ -401,7 +401,7 @@ TEST(EpiloguePrograms, ResidualAccumulate) {
     Matrix before = random_matrix(s.m, s.n, rng, 0.0f, 8.0f);
     const Matrix sum = ref::add(g.acc64, before);
     const Matrix sum_fw = ref::round_to_bf16(ref::add(g.acc_framework, before));
-    for (TileConfig config : kConfigs) {
+    for (TileConfig config : kExampleConfigs) {
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix d = upload(before);  // padding NaN: must stay untouched
       residual_accumulate(d.view(), g.a.view(), g.b.view(), {}, {config});
@@ -429,7 +429,7 @@ TEST(EpiloguePrograms, CrossEntropyPartials) {
         DeviceBuffer d_targets(s.m * 8);
         if (int64) d_targets.upload(targets);
         else d_targets.upload(std::vector<std::int32_t>(targets.begin(), targets.end()));
-        for (TileConfig config : kConfigs) {
+        for (TileConfig config : kExampleConfigs) {
           SCOPED_TRACE(trace(s, config) + (int64 ? " int64" : " int32") + " max |logit| " +
                        std::to_string(biggest));
           const TileDims tile = tile_of(config);
