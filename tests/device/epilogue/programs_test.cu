@@ -378,13 +378,18 @@ TEST(EpiloguePrograms, RstdRowScaleLeaf) {
       DeviceMatrix leaf = output(s.m, s.n), two_step = output(s.m, s.n);
       rstd_row_scale(leaf.view(), g.a.view(), g.b.view(),
                      {{partials.get<float>(), layout, width}, 1e-6f}, {config});
+      CODA_CHECK_CUDA(cudaDeviceSynchronize());
+      bool pad = false, pad2 = false;
+      const Matrix got = download(leaf, &pad);
+      EXPECT_TRUE(meets_contract(got.v, expect.v, expect_fw.v, "D = rstd·acc"));
+      EXPECT_TRUE(pad);
+      // The two-step twin runs the example row_scale, compiled in kExampleConfigs only.
+      if (std::find(std::begin(kExampleConfigs), std::end(kExampleConfigs), config) == std::end(kExampleConfigs))
+        continue;
       rstd_from_partials(partials.get<float>(), layout, s.m, width, 1e-6f, rstd.get<float>());
       row_scale(two_step.view(), g.a.view(), g.b.view(), {nullptr, rstd.get<float>()}, {config});
       CODA_CHECK_CUDA(cudaDeviceSynchronize());
-      bool pad = false, pad2 = false;
-      const Matrix got = download(leaf, &pad), got2 = download(two_step, &pad2);
-      EXPECT_TRUE(meets_contract(got.v, expect.v, expect_fw.v, "D = rstd·acc"));
-      EXPECT_TRUE(pad);
+      const Matrix got2 = download(two_step, &pad2);
       std::size_t differ = 0;
       for (std::size_t i = 0; i < got.v.size(); ++i)
         differ += !(got.v[i] == got2.v[i] || (std::isnan(got.v[i]) && std::isnan(got2.v[i])));
