@@ -18,6 +18,7 @@ import torch
 
 from .nn.config import UnsupportedModel, check_config
 from .nn.layer import CodaDecoderLayer, default_checkpoint
+from .nn.precision import is_dtensor
 from .nn.model import causal_lm_loss, final_norm, run_layers
 
 _PATCHED = "_coda_patched"
@@ -52,6 +53,10 @@ def _check(model, model_type: str) -> None:
     if getattr(model.lm_head, "bias", None) is not None:
         raise UnsupportedModel("lm_head.bias: a biased LM head is not supported")
     check_config(config)
+    sharded = [name for name, p in model.named_parameters() if is_dtensor(p)]
+    if sharded:
+        raise UnsupportedModel(f"{sharded[0]} is a DTensor (sharded by FSDP2 or tensor parallelism): patch the model "
+                               "before sharding it, then shard it as one FSDP2 unit (fully_shard(model))")
     _check_device(model)
 
 

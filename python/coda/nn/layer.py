@@ -22,6 +22,7 @@ from torch import nn
 
 from .. import ops
 from . import layout
+from .config import UnsupportedModel
 from .functions import AttentionInput, AttentionOutput, Mlp
 from .precision import compute_copy, require_computable
 
@@ -88,6 +89,17 @@ def attention(q, k, v, documents: Optional[Documents]) -> torch.Tensor:
 # gradient_checkpointing_enable sets its own: use_reentrant, offloading and so on as the user asked).
 default_checkpoint = functools.partial(torch.utils.checkpoint.checkpoint, use_reentrant=False,
                                        preserve_rng_state=False)  # the layer draws no random numbers
+
+
+def is_own_shard_unit(module: nn.Module) -> bool:
+    """Whether fully_shard (FSDP2) was applied to this module itself (it then is an FSDPModule)."""
+    if not torch.distributed.is_available():
+        return False
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:  # PyTorch 2.4, 2.5
+        from torch.distributed._composable.fsdp import FSDPModule
+    return isinstance(module, FSDPModule)
 
 
 class CodaDecoderLayer(nn.Module):
@@ -179,6 +191,13 @@ class CodaDecoderLayer(nn.Module):
         """state: the stream entering this layer (h made with this layer's input_norm_weight);
         positions: int32 [M] per token; batch: B of the [B·S] rows; returns the stream for the next
         norm (next_norm_weight, else the one set on the layer)."""
+        if is_own_shard_unit(self):
+            # Its down projection applies the next layer's norm weight, which the next unit holds
+            # sharded during this forward, and FSDP2 finds no tensors in a ResidualState to hook
+            # the unsharding for this layer's backward: refused, not run on freed weights.
+            raise UnsupportedModel("coda.nn.CodaDecoderLayer: fully_shard(layer) per decoder layer is not supported "
+                                   "(a CODA layer also reads the next layer's norm weight); shard the model as one "
+                                   "FSDP2 unit (fully_shard(model)) or use DistributedDataParallel")
         w_next = next_norm_weight if next_norm_weight is not None else self.next_norm_weight
         if w_next is None:
             raise ValueError("coda.nn.CodaDecoderLayer: next_norm_weight is not set")

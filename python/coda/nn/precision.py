@@ -10,6 +10,7 @@ The kernels compute in bfloat16. Parameters may be
             nn.Linear), and returns their gradients in fp32.
 float32 parameters outside bf16 autocast are refused rather than silently run in bf16: the model
 would compute in fp32 under Hugging Face, so running it in bf16 would change its numerics unasked.
+Sharded parameters (DTensors) are refused too: see is_dtensor and CodaDecoderLayer.forward.
 The residual stream is bf16 either way (the fused GEMMs write it), where Hugging Face's model
 under autocast keeps it in fp32 (Megatron-LM's default, fp32_residual_connection=False, is bf16)."""
 from __future__ import annotations
@@ -23,6 +24,18 @@ from .config import UnsupportedModel
 COMPUTE_DTYPE = torch.bfloat16
 
 
+def is_dtensor(t) -> bool:
+    """Whether t is a DTensor: a parameter sharded by FSDP2 or tensor parallelism, whose storage
+    holds one shard, not the tensor a kernel would read."""
+    if not torch.distributed.is_available():
+        return False
+    try:
+        from torch.distributed.tensor import DTensor
+    except ImportError:  # PyTorch 2.4
+        from torch.distributed._tensor import DTensor
+    return isinstance(t, DTensor)
+
+
 def require_computable(where: str, **tensors: Optional[torch.Tensor]) -> None:
     """Raises UnsupportedModel, naming the argument, unless every tensor is bf16, or fp32 under bf16
     autocast on CUDA; None entries are skipped. Called before anything is launched."""
@@ -31,6 +44,10 @@ def require_computable(where: str, **tensors: Optional[torch.Tensor]) -> None:
         raise UnsupportedModel(f"{where}: torch.autocast dtype {torch.get_autocast_dtype('cuda')}: the CODA kernels "
                                "compute in bfloat16 (use dtype=torch.bfloat16)")
     for name, t in tensors.items():
+        if is_dtensor(t):
+            raise UnsupportedModel(f"{where}: {name} is a DTensor (sharded by FSDP2 or tensor parallelism): the CODA "
+                                   "chain reads whole parameters; shard the model as one FSDP2 unit "
+                                   "(fully_shard(model)) or use DistributedDataParallel")
         if t is None or t.dtype == COMPUTE_DTYPE:
             continue
         if t.dtype != torch.float32:

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A patched model under DistributedDataParallel and under FSDP2 with the whole model as one unit,
+on two Hopper GPUs (NCCL): after one backward, every gradient is the ranks' mean of the gradients
+each rank's patched model computes alone on its own batch (deterministic algorithms on, so the
+same kernels give the same bits), up to the one bf16 rounding of the reduction,
+|g − ḡ| ≤ 2⁻⁸·|ḡ| element by element. FSDP2 with one unit per decoder layer is refused before any
+kernel runs, naming the way out (test_sharding_cpu.py: each refusal on the CPU).
+
+Needs two GPUs: skipped with fewer, unless CODA_REQUIRE_GPUS=2 (the device script's two-GPU run),
+which fails it instead."""
+import os
+
+import pytest
+import torch
+import torch.distributed.fsdp
+
+from hf_layers import make_config
+
+pytestmark = pytest.mark.hopper
+
+WORLD = 2
+if torch.cuda.device_count() < WORLD and os.environ.get("CODA_REQUIRE_GPUS") != str(WORLD):
+    pytest.skip(f"needs {WORLD} GPUs (CODA_REQUIRE_GPUS={WORLD} fails instead)", allow_module_level=True)
+
+ROUNDING = 2.0 ** -8  # bf16: half an ulp, relative to the value
+
+
+def _patched_model(model_type):
+    import coda
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(1234)  # the same weights on every rank
+    model = AutoModelForCausalLM.from_config(make_config(model_type, "tiny")).to("cuda", torch.bfloat16)
+    return coda.patch_llama(model) if model_type == "llama" else coda.patch_qwen3(model)
+
+
+def _grads(model):
+    return {n: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).float()
+            for n, p in model.named_parameters()}
+
+
+def _worker(rank, store, mode, model_type):
+    import torch.distributed as dist
+
+    import coda
+
+    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=rank, world_size=WORLD)
+    try:
+        torch.use_deterministic_algorithms(True)
+        model = _patched_model(model_type)
+        gen = torch.Generator(device="cuda").manual_seed(99 + rank)  # each rank its own batch
+        ids = torch.randint(0, model.config.vocab_size, (2, 160), device="cuda", generator=gen)
+
+        if mode == "fsdp_per_layer":
+            from torch.distributed.fsdp import fully_shard
+
+            for layer in model.model.layers:
+                fully_shard(layer)
+            fully_shard(model)
+            # The first layer's norm weight is already sharded when the stream's statistics are
+            # made: refused there, naming the way out (the layer's own refusal: test_sharding_cpu).
+            with pytest.raises(coda.UnsupportedModel, match=r"fully_shard\(model\)\) or use DistributedDataParallel"):
+                model(input_ids=ids, labels=ids)
+            return
+
+        model(input_ids=ids, labels=ids).loss.backward()  # this rank alone
+        mean = _grads(model)
+        for g in mean.values():
+            dist.all_reduce(g)  # fp32: exact for two bf16 values
+            g /= WORLD
+        model.zero_grad(set_to_none=True)
+
+        if mode == "ddp":
+            from torch.nn.parallel import DistributedDataParallel
+
+            wrapped = DistributedDataParallel(model, device_ids=[rank])
+        else:
+            from torch.distributed.fsdp import fully_shard
+
+            wrapped = fully_shard(model)
+        wrapped(input_ids=ids, labels=ids).loss.backward()
+        got = _grads(model)
+        assert got.keys() == mean.keys()
+        for name, g in got.items():
+            excess = (g - mean[name]).abs() - ROUNDING * mean[name].abs()
+            assert excess.max().item() <= 0, (
+                f"{mode} rank {rank}: {name}: |g - mean| exceeds 2^-8 |mean| by {excess.max().item():.3g}")
+            assert mean[name].abs().max().item() > 0, f"{name}: no gradient reached it"
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen3"])
+@pytest.mark.parametrize("mode", ["ddp", "fsdp_whole_model", "fsdp_per_layer"])
+def test_data_parallel_gradients_are_the_mean_of_the_ranks(tmp_path, mode, model_type):
+    if mode != "ddp" and not hasattr(torch.distributed.fsdp, "fully_shard"):
+        pytest.skip("this PyTorch has no FSDP2 (torch.distributed.fsdp.fully_shard, 2.6+)")
+    torch.multiprocessing.spawn(_worker, args=(str(tmp_path / "store"), mode, model_type), nprocs=WORLD, join=True)
