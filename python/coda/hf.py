@@ -56,7 +56,7 @@ def _check(model, model_type: str) -> None:
     sharded = [name for name, p in model.named_parameters() if is_dtensor(p)]
     if sharded:
         raise UnsupportedModel(f"{sharded[0]} is a DTensor (sharded by FSDP2 or tensor parallelism): patch the model "
-                               "before sharding it, then shard it as one FSDP2 unit (fully_shard(model))")
+                               "before sharding it (then fully_shard each decoder layer and the model)")
     _check_device(model)
 
 

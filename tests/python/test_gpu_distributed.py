@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""A patched model under DistributedDataParallel and under FSDP2 with the whole model as one unit,
-on two Hopper GPUs (NCCL): after one backward, every gradient is the ranks' mean of the gradients
-each rank's patched model computes alone on its own batch (deterministic algorithms on, so the
-same kernels give the same bits), up to the one bf16 rounding of the reduction,
-|g − ḡ| ≤ 2⁻⁸·|ḡ| element by element. FSDP2 with one unit per decoder layer is refused before any
-kernel runs, naming the way out (test_sharding_cpu.py: each refusal on the CPU).
+"""A patched model under DistributedDataParallel and under FSDP2 (the whole model one unit, or a
+unit per decoder layer, resharded after the forward), on two Hopper GPUs (NCCL): after one
+backward, every gradient is the ranks' mean of the gradients each rank's patched model computes
+alone on its own batch (deterministic algorithms on, so the same kernels give the same bits), up
+to the one bf16 rounding of the reduction, |g − ḡ| ≤ 2⁻⁸·|ḡ| element by element.
 
 Needs two GPUs: skipped with fewer, unless CODA_REQUIRE_GPUS=2 (the device script's two-GPU run),
 which fails it instead."""
@@ -53,18 +52,6 @@ def _worker(rank, store, mode, model_type):
         gen = torch.Generator(device="cuda").manual_seed(99 + rank)  # each rank its own batch
         ids = torch.randint(0, model.config.vocab_size, (2, 160), device="cuda", generator=gen)
 
-        if mode == "fsdp_per_layer":
-            from torch.distributed.fsdp import fully_shard
-
-            for layer in model.model.layers:
-                fully_shard(layer)
-            fully_shard(model)
-            # The first layer's norm weight is already sharded when the stream's statistics are
-            # made: refused there, naming the way out (the layer's own refusal: test_sharding_cpu).
-            with pytest.raises(coda.UnsupportedModel, match=r"fully_shard\(model\)\) or use DistributedDataParallel"):
-                model(input_ids=ids, labels=ids)
-            return
-
         model(input_ids=ids, labels=ids).loss.backward()  # this rank alone
         mean = _grads(model)
         for g in mean.values():
@@ -79,6 +66,9 @@ def _worker(rank, store, mode, model_type):
         else:
             from torch.distributed.fsdp import fully_shard
 
+            if mode == "fsdp_per_layer":  # the usual FSDP2 layout: a unit per decoder layer
+                for layer in model.model.layers:
+                    fully_shard(layer)
             wrapped = fully_shard(model)
         wrapped(input_ids=ids, labels=ids).loss.backward()
         got = _grads(model)

@@ -101,7 +101,7 @@ def test_fp32_layer_refused_before_any_op(monkeypatch, autocast):
     calls = recorded_ops(monkeypatch)
     layer = meta_layer(False, torch.float32)
     x = torch.empty(M, HIDDEN, device=META, dtype=torch.float32)
-    state = coda.nn.ResidualState(x.bfloat16(), x.bfloat16(), torch.empty(8, device=META), 0)
+    state = coda.nn.ResidualState.of(x.bfloat16(), x.bfloat16(), torch.empty(8, device=META), 0)
     positions = torch.empty(M, dtype=torch.int32, device=META)
     with cuda_autocast(autocast) if autocast else contextlib.nullcontext():
         want = "autocast dtype torch.float16" if autocast else "first_state: x is float32 outside autocast"

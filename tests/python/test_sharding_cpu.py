@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Sharded parameters are refused, naming what to do instead, before any op runs (CPU, a one-rank
-gloo group; CI): a model whose parameters are already DTensors is not patched, a CODA layer that
-fully_shard made a unit of its own refuses its forward (it reads the next layer's norm weight,
-which that layer's unit would hold sharded), and every entry's dtype check refuses a DTensor.
-Sharding the whole model as one unit and DistributedDataParallel run: test_gpu_distributed.py."""
+"""FSDP2 and sharded tensors, on the CPU (a one-rank gloo group; CI): what a unit per decoder layer
+needs from coda.nn without running a kernel — the next layer's norm weight, still sharded while
+the previous layer runs, all-gathered bit for bit; the residual stream visible to FSDP2 as
+tensors, its fp32 statistics untouched by FSDP2's mixed-precision input cast — and the refusals:
+a model sharded before patching, a DTensor at any entry. The training itself on two GPUs:
+test_gpu_distributed.py."""
 import pytest
 import torch
 import torch.distributed as dist
 
 import coda
-from coda.nn import layout
-from hf_layers import make_config
 from coda.nn.layer import ResidualState
+from coda.nn.model import whole
 from coda.nn.precision import require_computable
+from hf_layers import make_config
 
 fsdp = pytest.importorskip("torch.distributed.fsdp")
 if not hasattr(fsdp, "fully_shard"):
@@ -30,6 +31,47 @@ def one_rank_group(tmp_path):
         dist.destroy_process_group()
 
 
+def _stream(m=8, d=16, dtype=torch.bfloat16):
+    x = torch.randn(m, d, dtype=dtype, requires_grad=True)
+    return ResidualState.of(x, torch.randn(m, d, dtype=dtype), torch.randn(m, 3, dtype=torch.float32), d)
+
+
+def test_the_next_layers_norm_weight_is_gathered_whole(one_rank_group):
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    w = torch.randn(64, dtype=torch.bfloat16)
+    shard = distribute_tensor(w, one_rank_group, [Shard(0)])
+    got = whole(shard)
+    assert type(got) is torch.Tensor and torch.equal(got, w) and not got.requires_grad
+    assert whole(w) is w  # an unsharded parameter as it is
+
+
+def test_the_stream_crosses_an_fsdp2_unit_with_its_statistics_in_fp32(one_rank_group):
+    """FSDP2 with mixed precision casts the floating tensors of a unit's inputs to param_dtype: x
+    and h are bf16 already; the fp32 Σx² partials must reach the layer unchanged, bit for bit."""
+    seen = {}
+
+    class Unit(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(16))
+
+        def forward(self, state: ResidualState):
+            seen["state"] = state
+            return ResidualState.of(state.x * self.w, state.h, state.stats, state.stats_k)
+
+    unit = Unit()
+    fsdp.fully_shard(unit, mesh=one_rank_group, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=torch.bfloat16))
+    state = _stream()
+    out = unit(state)
+    inner = seen["state"]
+    assert inner.stats.dtype == torch.float32 and torch.equal(inner.stats, state.stats)
+    assert inner.x.dtype == torch.bfloat16 and inner.stats_k == state.stats_k
+    assert isinstance(out, ResidualState) and out.stats.dtype == torch.float32
+    leaves = torch.utils._pytree.tree_leaves(state)
+    assert any(t is state.x for t in leaves)  # FSDP2 hooks the backward on it
+
+
 def test_a_model_sharded_before_patching_is_refused(one_rank_group):
     from transformers import AutoModelForCausalLM
 
@@ -37,24 +79,6 @@ def test_a_model_sharded_before_patching_is_refused(one_rank_group):
     fsdp.fully_shard(model, mesh=one_rank_group)
     with pytest.raises(coda.UnsupportedModel, match="DTensor .*patch the model before sharding"):
         coda.patch_llama(model)
-
-
-def test_a_layer_sharded_on_its_own_refuses_before_any_op(one_rank_group, monkeypatch):
-    hidden, heads, kv, hd, ffn, m = 64, 4, 2, 16, 128, 32
-    layer = coda.nn.CodaDecoderLayer(hidden, heads, kv, hd, ffn, 1e-5, False)
-    for p in layer.parameters():
-        torch.nn.init.normal_(p)
-    layer.frequencies = layout.rope_frequencies(heads, kv, hd, 5e5, None, torch.device("cpu"))
-    object.__setattr__(layer, "next_norm_weight", torch.ones(hidden, dtype=torch.bfloat16))
-    fsdp.fully_shard(layer, mesh=one_rank_group)
-    called = []
-    for op in coda.ops.ALL_OPS:
-        monkeypatch.setattr(coda.ops, op.name, lambda *a, _n=op.name: called.append(_n))
-    x = torch.randn(m, hidden, dtype=torch.bfloat16)
-    state = ResidualState(x, x.clone(), torch.zeros(m, 4), 0)
-    with pytest.raises(coda.UnsupportedModel, match=r"fully_shard\(layer\) per decoder layer"):
-        layer(state, torch.arange(m, dtype=torch.int32))
-    assert called == []
 
 
 def test_every_entry_refuses_a_dtensor_naming_it(one_rank_group):

@@ -17,12 +17,12 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree as pytree
 import torch.utils.checkpoint
 from torch import nn
 
 from .. import ops
 from . import layout
-from .config import UnsupportedModel
 from .functions import AttentionInput, AttentionOutput, Mlp
 from .precision import compute_copy, require_computable
 
@@ -30,12 +30,29 @@ from .precision import compute_copy, require_computable
 @dataclass
 class ResidualState:
     """The residual stream as the fused ops pass it: x [M, D], h = x ⊙ w (w: the weight of the norm
-    that reads x next), stats: Σx² partials of x, stats_k: K of the GEMM that wrote them (0: the
-    first norm, ops.rms_norm_stats)."""
+    that reads x next), stats: Σx² partials of x (fp32), stats_k: K of the GEMM that wrote them (0:
+    the first norm, ops.rms_norm_stats). The partials are held as their int32 bits (stats_bits):
+    FSDP2's mixed precision casts every floating tensor in a unit's inputs to its param_dtype, which
+    would round them to bf16. Make one with ResidualState.of(x, h, stats, stats_k)."""
     x: torch.Tensor
     h: torch.Tensor
-    stats: torch.Tensor
+    stats_bits: torch.Tensor
     stats_k: int
+
+    @staticmethod
+    def of(x: torch.Tensor, h: torch.Tensor, stats: torch.Tensor, stats_k: int) -> "ResidualState":
+        return ResidualState(x, h, stats.view(torch.int32), stats_k)
+
+    @property
+    def stats(self) -> torch.Tensor:
+        return self.stats_bits.view(torch.float32)
+
+
+# A pytree too: FSDP2 hooks the unsharding of a layer's parameters for its backward on the tensors
+# of the layer's output, which some PyTorch versions find with tree_flatten (others walk dataclasses).
+pytree.register_pytree_node(
+    ResidualState, lambda s: ([s.x, s.h, s.stats_bits], s.stats_k),
+    lambda children, stats_k: ResidualState(*children, stats_k), serialized_type_name="coda.nn.ResidualState")
 
 
 def first_state(x: torch.Tensor, norm_weight: torch.Tensor) -> ResidualState:
@@ -46,7 +63,7 @@ def first_state(x: torch.Tensor, norm_weight: torch.Tensor) -> ResidualState:
     x = compute_copy(x)
     with torch.no_grad():
         h, stats = ops.rms_norm_stats(x, compute_copy(norm_weight))
-    return ResidualState(x, h, stats, 0)
+    return ResidualState.of(x, h, stats, 0)
 
 
 @dataclass(frozen=True)
@@ -89,17 +106,6 @@ def attention(q, k, v, documents: Optional[Documents]) -> torch.Tensor:
 # gradient_checkpointing_enable sets its own: use_reentrant, offloading and so on as the user asked).
 default_checkpoint = functools.partial(torch.utils.checkpoint.checkpoint, use_reentrant=False,
                                        preserve_rng_state=False)  # the layer draws no random numbers
-
-
-def is_own_shard_unit(module: nn.Module) -> bool:
-    """Whether fully_shard (FSDP2) was applied to this module itself (it then is an FSDPModule)."""
-    if not torch.distributed.is_available():
-        return False
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # PyTorch 2.4, 2.5
-        from torch.distributed._composable.fsdp import FSDPModule
-    return isinstance(module, FSDPModule)
 
 
 class CodaDecoderLayer(nn.Module):
@@ -191,13 +197,6 @@ class CodaDecoderLayer(nn.Module):
         """state: the stream entering this layer (h made with this layer's input_norm_weight);
         positions: int32 [M] per token; batch: B of the [B·S] rows; returns the stream for the next
         norm (next_norm_weight, else the one set on the layer)."""
-        if is_own_shard_unit(self):
-            # Its down projection applies the next layer's norm weight, which the next unit holds
-            # sharded during this forward, and FSDP2 finds no tensors in a ResidualState to hook
-            # the unsharding for this layer's backward: refused, not run on freed weights.
-            raise UnsupportedModel("coda.nn.CodaDecoderLayer: fully_shard(layer) per decoder layer is not supported "
-                                   "(a CODA layer also reads the next layer's norm weight); shard the model as one "
-                                   "FSDP2 unit (fully_shard(model)) or use DistributedDataParallel")
         w_next = next_norm_weight if next_norm_weight is not None else self.next_norm_weight
         if w_next is None:
             raise ValueError("coda.nn.CodaDecoderLayer: next_norm_weight is not set")
@@ -208,7 +207,7 @@ class CodaDecoderLayer(nn.Module):
             x2, h2, stats2 = checkpoint(self._chain, *args)
         else:
             x2, h2, stats2 = self._chain(*args)
-        return ResidualState(x2, h2, stats2, self.ffn)
+        return ResidualState.of(x2, h2, stats2, self.ffn)
 
     def _chain(self, x, h, stats, positions, w_next, stats_k: int, batch: int, documents):
         """The layer's Functions and attention on tensors in, tensors out (what a reentrant

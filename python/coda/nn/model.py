@@ -12,7 +12,7 @@ from torch import nn
 from .. import ops
 from .functions import NormLinearCrossEntropy, normed_from_stats
 from .layer import ResidualState, documents_from_positions, first_state
-from .precision import compute_copy, require_computable
+from .precision import compute_copy, is_dtensor, require_computable
 
 IGNORE_INDEX = -100
 
@@ -31,14 +31,24 @@ def shifted_targets(labels: torch.Tensor) -> torch.Tensor:
     return torch.cat([labels[:, 1:], pad], dim=1).reshape(-1)
 
 
+def whole(norm_weight: torch.Tensor) -> torch.Tensor:
+    """A layer's input-norm weight as the previous layer's epilogue reads it: with FSDP2 units per
+    layer it is still sharded (a DTensor) while the previous layer runs, so it is all-gathered (one
+    vector). Forward data only: the layer that owns it returns its gradient."""
+    if not is_dtensor(norm_weight):
+        return norm_weight
+    with torch.no_grad():
+        return norm_weight.full_tensor()
+
+
 def run_layers(embed: torch.Tensor, layers: nn.ModuleList, final_norm_weight: torch.Tensor,
                position_ids: Optional[torch.Tensor]) -> ResidualState:
     """The residual stream after every layer, with h and stats made for the final norm."""
     batch, seq, hidden = embed.shape
     positions, documents = flat_positions(position_ids, batch, seq, embed.device)
-    state = first_state(embed.reshape(batch * seq, hidden), layers[0].input_norm_weight)
+    state = first_state(embed.reshape(batch * seq, hidden), whole(layers[0].input_norm_weight))
     for i, layer in enumerate(layers):
-        w_next = layers[i + 1].input_norm_weight if i + 1 < len(layers) else final_norm_weight
+        w_next = whole(layers[i + 1].input_norm_weight) if i + 1 < len(layers) else final_norm_weight
         state = layer(state, positions, batch=batch, documents=documents, next_norm_weight=w_next)
     return state
 

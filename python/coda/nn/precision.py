@@ -10,7 +10,8 @@ The kernels compute in bfloat16. Parameters may be
             nn.Linear), and returns their gradients in fp32.
 float32 parameters outside bf16 autocast are refused rather than silently run in bf16: the model
 would compute in fp32 under Hugging Face, so running it in bf16 would change its numerics unasked.
-Sharded parameters (DTensors) are refused too: see is_dtensor and CodaDecoderLayer.forward.
+A sharded tensor (a DTensor) is refused too: FSDP2 hands a unit's forward whole parameters, and
+coda.nn.model all-gathers the one it reads from the next unit (the next layer's norm weight).
 The residual stream is bf16 either way (the fused GEMMs write it), where Hugging Face's model
 under autocast keeps it in fp32 (Megatron-LM's default, fp32_residual_connection=False, is bf16)."""
 from __future__ import annotations
@@ -45,9 +46,9 @@ def require_computable(where: str, **tensors: Optional[torch.Tensor]) -> None:
                                "compute in bfloat16 (use dtype=torch.bfloat16)")
     for name, t in tensors.items():
         if is_dtensor(t):
-            raise UnsupportedModel(f"{where}: {name} is a DTensor (sharded by FSDP2 or tensor parallelism): the CODA "
-                                   "chain reads whole parameters; shard the model as one FSDP2 unit "
-                                   "(fully_shard(model)) or use DistributedDataParallel")
+            raise UnsupportedModel(f"{where}: {name} is a DTensor (a shard): the CODA kernels read whole tensors. FSDP2 "
+                                   "units unshard their parameters for the forward (fully_shard each decoder layer "
+                                   "and the model, after patching); tensor parallelism is not supported")
         if t is None or t.dtype == COMPUTE_DTYPE:
             continue
         if t.dtype != torch.float32:
