@@ -4,7 +4,8 @@
 # ./device-out); a short table is printed last.
 #   scripts/device-run.sh train      the main job: install the Python package (pip install ., an
 #                                    incremental build in $CODA_BUILD_DIR) and run coda-train
-#                                    (TRAIN_ARGS: its flags)
+#                                    (TRAIN_ARGS: its flags; TRAIN_GPUS=N: through torchrun on N
+#                                    GPUs, data-parallel, e.g. TRAIN_ARGS="--parallel fsdp")
 #   scripts/device-run.sh pytest     install, then the Python GPU tests (parity, opcheck, compile,
 #                                    CUDA graphs), a missing GPU failing them; then the layer
 #                                    parity tests again with the autotuner on (CODA_TUNE=1)
@@ -92,7 +93,10 @@ case "$mode" in
   train)
     install_package
     # shellcheck disable=SC2086
-    (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.train --out "$out" ${TRAIN_ARGS:-})
+    launch=(python3 -m coda.train)
+    [ "${TRAIN_GPUS:-1}" -gt 1 ] && launch=(python3 -m torch.distributed.run --standalone \
+      --nproc-per-node "$TRAIN_GPUS" -m coda.train)
+    (cd "$out" && PYTHONUNBUFFERED=1 "${launch[@]}" --out "$out" ${TRAIN_ARGS:-})
     exit $? ;;
   pytest)
     install_package

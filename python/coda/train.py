@@ -16,6 +16,9 @@ only the kernels differ:
         weights: mixed precision as Hugging Face's Trainer(bf16=True) runs it.
 --checkpointing turns on activation checkpointing (model.gradient_checkpointing_enable(), before
 patching) in the three bf16 variants: the memory-for-time trade of long sequences or big batches.
+Launched by torchrun (`torchrun --nproc-per-node N -m coda.train --parallel ddp|fsdp`), every
+variant trains data-parallel over the N GPUs, each rank on its rows of every step's batch
+(coda.parallel: DDP, or FSDP2 with a unit per decoder layer); rank 0 reports.
 
 Why: the numerics contract says fused kernels may differ from the framework in rounding, not in
 what is learned. The check printed at the end: over the last 50 steps, |loss_coda - loss_fp32|
@@ -42,6 +45,7 @@ from pathlib import Path
 
 import torch
 
+from coda import parallel
 from coda.corpus import MarkovCorpus
 from coda.provenance import git_commit
 
@@ -86,6 +90,8 @@ def parse_args(argv):
                    help="the coda variant times its kernels on first use and keeps the winners "
                         "(CODA_TUNE=1; docs/design.md §10.1); its first steps, in --timing-skip, "
                         "pay for it")
+    p.add_argument("--parallel", choices=parallel.MODES, default="ddp",
+                   help="under torchrun: how the variants are distributed over the GPUs (coda.parallel)")
     p.add_argument("--device", default="cuda")
     p.add_argument("--out", type=Path, default=Path("train-out"))
     args = p.parse_args(argv)
@@ -126,7 +132,7 @@ def build_initial_model(config, seed: int):
 
 
 def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False,
-                    precision: str = "bf16", checkpointing: bool = False):
+                    precision: str = "bf16", checkpointing: bool = False, ranks: parallel.Ranks = parallel.Ranks()):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
     model = copy.deepcopy(initial)
     if name == "hf_fp32" or precision == "amp":
@@ -148,16 +154,18 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device, a
 
             ops.set_autotune(True)
     model.train()
-    return model, (torch.compile(model) if name == "hf_compile" else model)
+    forward = parallel.wrap(model, ranks, device)  # after patching: a patched model is sharded as it is
+    return model, (torch.compile(forward) if name == "hf_compile" else forward)
 
 
-def make_optimizer(model, args, device: torch.device):
-    """AdamW, no decay on 1-D parameters (norm weights); warm-up then cosine to lr/10."""
+def make_optimizer(model, args, device: torch.device, sharded: bool = False):
+    """AdamW, no decay on 1-D parameters (norm weights); warm-up then cosine to lr/10. Sharded
+    (FSDP2) parameters take the foreach implementation."""
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": 0.1},
               {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
     opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95),
-                            fused=True if device.type == "cuda" else None)
+                            fused=True if device.type == "cuda" and not sharded else None)
     warmup = max(1, min(args.warmup, args.steps // 10))
 
     def factor(step: int) -> float:
@@ -196,19 +204,21 @@ class StepTimer:
         return [(b - a) * 1e3 for a, b in self.marks]
 
 
-def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch.device) -> dict:
-    """Trains one variant from `initial` over `batches` (steps, batch, seq); returns its record."""
+def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch.device,
+                  ranks: parallel.Ranks = parallel.Ranks()) -> dict:
+    """Trains one variant from `initial` over `batches` (steps, batch, seq: this rank's rows);
+    returns its record (losses: the whole batch's, over the ranks; speed and memory: this rank's)."""
     from tqdm import tqdm
 
     model, forward = prepare_variant(name, initial, args.model, device, args.autotune, args.precision,
-                                     args.checkpointing)
+                                     args.checkpointing, ranks)
     # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs).
     autocast = name != "hf_fp32" and args.precision == "amp"
-    params, opt, sched = make_optimizer(model, args, device)
+    params, opt, sched = make_optimizer(model, args, device, sharded=ranks.mode == "fsdp")
     timer, losses = StepTimer(device), []
-    tokens_per_step = batches.shape[1] * batches.shape[2]
+    tokens_per_step = batches.shape[1] * batches.shape[2] * ranks.world
     bar = tqdm(total=len(batches), desc=f"{name:<10}", unit="step", file=sys.stderr,
-               dynamic_ncols=True)
+               dynamic_ncols=True, disable=not ranks.leader)
     last_wall, last_step = time.perf_counter(), 0
     for step, ids in enumerate(batches):
         timer.start()
@@ -231,7 +241,7 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
     bar.close()
 
     step_ms = timer.milliseconds()
-    loss_values = torch.stack(losses).float().cpu().tolist()
+    loss_values = parallel.mean_over_ranks(torch.stack(losses), ranks).cpu().tolist()
     skip = min(args.timing_skip, args.steps // 2)
     timed_ms = step_ms[skip:]
     record = {
@@ -366,6 +376,16 @@ def main(argv=None) -> int:
     if device.type == "cuda" and not torch.cuda.is_available():
         print("coda-train: no CUDA device; use --device cpu for a smoke run", file=sys.stderr)
         return 2
+    ranks, device = parallel.start(args.parallel, device)
+    try:
+        return run(args, device, ranks)
+    finally:
+        parallel.stop(ranks)
+
+
+def run(args, device: torch.device, ranks: parallel.Ranks) -> int:
+    """Every variant, then (rank 0) the table, the checks, train.json and train.png."""
+    say = print if ranks.leader else (lambda *a, **k: None)
     # The fp32 reference must be fp32: no TF32 in matmuls or convolutions (bf16 is unaffected).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -376,9 +396,10 @@ def main(argv=None) -> int:
     corpus = MarkovCorpus(args.vocab, support=args.corpus_support, modes=args.corpus_modes,
                           seed=args.seed, device=device)
     batches = corpus.sample(args.steps * args.batch, args.seq).view(args.steps, args.batch, args.seq)
+    batches = parallel.rows(batches, ranks)  # the same corpus on every rank: each takes its rows
     corpus_info = corpus.describe()
     floor = corpus_info["entropy_floor"]
-    print(f"corpus: {args.steps} x {args.batch} x {args.seq} tokens in "
+    say(f"corpus: {args.steps} x {args.batch} x {args.seq} tokens in "
           f"{time.perf_counter() - t0:.1f} s; entropy floor {floor:.4f} nats/token "
           f"(bigram {corpus_info['bigram_entropy']:.4f}, uniform {corpus_info['uniform_entropy']:.4f})",
           file=sys.stderr)
@@ -386,15 +407,16 @@ def main(argv=None) -> int:
     config = build_config(args)
     initial = build_initial_model(config, args.seed)
     n_params = sum(p.numel() for p in initial.parameters())
-    print(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}, precision {args.precision}"
-          f"{', activation checkpointing' if args.checkpointing else ''}",
+    say(f"model: {args.model}, {n_params / 1e6:.1f}M parameters, device {device}, precision {args.precision}"
+          f"{', activation checkpointing' if args.checkpointing else ''}"
+          f"{f', {ranks.world} ranks ({ranks.mode})' if ranks.mode else ''}",
           file=sys.stderr)
 
     results: dict[str, dict] = {}
     for name in args.variants:
         free_device_memory(device)
         try:
-            results[name] = train_variant(name, initial, batches, args, device)
+            results[name] = train_variant(name, initial, batches, args, device, ranks)
         except Exception as exc:  # report, go on with the other variants
             if not isinstance(exc, ImportError):  # a missing build needs no traceback
                 traceback.print_exc(file=sys.stderr)
@@ -404,6 +426,8 @@ def main(argv=None) -> int:
     free_device_memory(device)
 
     verdicts = checks(results)
+    if not ranks.leader:
+        return 1 if any(r["error"] for r in results.values()) else 0
     print(format_table(results, floor))
     print(f"entropy floor {floor:.4f} nats/token, bigram entropy "
           f"{corpus_info['bigram_entropy']:.4f}, log(vocab) {corpus_info['uniform_entropy']:.4f}")
@@ -414,7 +438,8 @@ def main(argv=None) -> int:
                for name, r in results.items()}
     report = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
               "model_config": config.to_dict(), "parameters": n_params,
-              "environment": environment(device), "corpus": corpus_info,
+              "environment": {**environment(device), "ranks": ranks.world, "parallel": ranks.mode},
+              "corpus": corpus_info,
               "variants": results, "summary": summary, "checks": verdicts}
     (args.out / "train.json").write_text(json.dumps(report, indent=1, default=str))
     plot(results, corpus_info, args.out / "train.png")

@@ -36,6 +36,37 @@ def test_smoke_run(tmp_path, capsys):
     assert "hf_fp32" in table and "hf_eager" in table and "n/a" in table
 
 
+@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch, mode):
+    """As torchrun starts it (its environment; one gloo rank on the CPU): the variants train under
+    the wrapper (DDP, or FSDP2 with a unit per decoder layer: sharded parameters), to the losses
+    one process gets, bit for bit (one rank's reduction is the identity)."""
+    import socket
+
+    from coda import parallel
+    from coda.train import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for k, v in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                 "MASTER_PORT": str(port)}.items():
+        monkeypatch.setenv(k, v)
+    wrapped = []
+    real_wrap = parallel.wrap
+    monkeypatch.setattr(parallel, "wrap", lambda model, ranks, device: wrapped.append(ranks.mode)
+                        or real_wrap(model, ranks, device))
+    assert main(SMOKE + ["--parallel", mode, "--out", str(tmp_path / mode)]) == 0
+    assert wrapped == [mode, mode]
+    report = json.loads((tmp_path / mode / "train.json").read_text())
+    assert report["environment"]["parallel"] == mode and report["environment"]["ranks"] == 1
+    monkeypatch.delenv("WORLD_SIZE")
+    assert main(SMOKE + ["--out", str(tmp_path / "one")]) == 0
+    alone = json.loads((tmp_path / "one" / "train.json").read_text())
+    for name in ("hf_fp32", "hf_eager"):
+        assert report["variants"][name]["losses"] == alone["variants"][name]["losses"], name
+
+
 def test_amp_precision_trains_fp32_masters_under_autocast(tmp_path):
     """--precision amp: the bf16 variants keep fp32 parameters and run their forward under bf16
     autocast — the first loss differs from the fp32 reference's by rounding only."""
