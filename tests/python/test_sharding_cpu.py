@@ -44,6 +44,9 @@ def test_the_next_layers_norm_weight_is_gathered_whole(one_rank_group):
     got = whole(shard)
     assert type(got) is torch.Tensor and torch.equal(got, w) and not got.requires_grad
     assert whole(w) is w  # an unsharded parameter as it is
+    master = torch.randn(64)  # an fp32 master shard: rounded to bf16, as its own unit computes it
+    got = whole(distribute_tensor(master, one_rank_group, [Shard(0)]))
+    assert got.dtype == torch.bfloat16 and torch.equal(got, master.to(torch.bfloat16))
 
 
 def test_the_stream_crosses_an_fsdp2_unit_with_its_statistics_in_fp32(one_rank_group):

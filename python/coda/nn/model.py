@@ -12,7 +12,7 @@ from torch import nn
 from .. import ops
 from .functions import NormLinearCrossEntropy, normed_from_stats
 from .layer import ResidualState, documents_from_positions, first_state
-from .precision import compute_copy, is_dtensor, require_computable
+from .precision import COMPUTE_DTYPE, compute_copy, is_dtensor, require_computable
 
 IGNORE_INDEX = -100
 
@@ -34,11 +34,13 @@ def shifted_targets(labels: torch.Tensor) -> torch.Tensor:
 def whole(norm_weight: torch.Tensor) -> torch.Tensor:
     """A layer's input-norm weight as the previous layer's epilogue reads it: with FSDP2 units per
     layer it is still sharded (a DTensor) while the previous layer runs, so it is all-gathered (one
-    vector). Forward data only: the layer that owns it returns its gradient."""
+    vector) in the compute dtype — an fp32 master shard rounded to bf16, as FSDP2's mixed precision
+    (param_dtype bf16) or autocast rounds it for its own unit. Forward data only: the layer that
+    owns it returns its gradient."""
     if not is_dtensor(norm_weight):
         return norm_weight
     with torch.no_grad():
-        return norm_weight.full_tensor()
+        return norm_weight.full_tensor().to(COMPUTE_DTYPE)
 
 
 def run_layers(embed: torch.Tensor, layers: nn.ModuleList, final_norm_weight: torch.Tensor,
