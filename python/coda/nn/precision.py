@@ -16,6 +16,7 @@ The residual stream is bf16 either way (the fused GEMMs write it), where Hugging
 under autocast keeps it in fp32 (Megatron-LM's default, fp32_residual_connection=False, is bf16)."""
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import torch
@@ -27,14 +28,14 @@ COMPUTE_DTYPE = torch.bfloat16
 
 def is_dtensor(t) -> bool:
     """Whether t is a DTensor: a parameter sharded by FSDP2 or tensor parallelism, whose storage
-    holds one shard, not the tensor a kernel would read."""
-    if not torch.distributed.is_available():
-        return False
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:  # PyTorch 2.4
-        from torch.distributed._tensor import DTensor
-    return isinstance(t, DTensor)
+    holds one shard, not the tensor a kernel would read. No DTensor exists before its module is
+    loaded (FSDP2 and tensor parallelism load it), so the class is looked up there: no import on
+    every layer's forward."""
+    for module in ("torch.distributed.tensor", "torch.distributed._tensor"):  # PyTorch >= 2.5, 2.4
+        dtensor = getattr(sys.modules.get(module), "DTensor", None)
+        if dtensor is not None:
+            return isinstance(t, dtensor)
+    return False
 
 
 def require_computable(where: str, **tensors: Optional[torch.Tensor]) -> None:
