@@ -116,6 +116,10 @@ class Program:
             self.configs = [c for c in self.configs if accumulators_per_thread(c) <= HEAVY_ACCUMULATORS_PER_THREAD]
         self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
+    def kernel(self, config):
+        """The launch function of this program's kernel in `config` (generated unit, dispatch list)."""
+        return f"{self.kernel_prefix}_{CONFIGS[config]}"
+
 
 def read_programs():
     programs = []
@@ -143,7 +147,7 @@ PROGRAMS = read_programs()
 def epilogue_instances():
     for program in PROGRAMS:
         for config in program.configs:
-            yield (f"{program.kernel_prefix}_{CONFIGS[config]}", program, config)
+            yield (program.kernel(config), program, config)
 
 
 # At most this many kernels in one translation unit. A unit costs ~40 s of nvcc front ends (CUTLASS
@@ -198,7 +202,7 @@ def epilogue_tu(programs):
                  + f'              "scripts/instances.py misread {name}\'s CODA_COMPILE line");\n\n')
         for config in program.configs:
             body += (
-                f"void {program.kernel_prefix}_{CONFIGS[config]}(const gemm::GemmProblem& p,\n"
+                f"void {program.kernel(config)}(const gemm::GemmProblem& p,\n"
                 + f"    const gemm::KernelChoice& c, const {name}::Params& e, void* workspace,\n"
                 + "    cudaStream_t stream) {\n"
                 + f"  using K = gemm::GemmKernel<gemm::OperandLayout::k{program.layout}, {element},\n"
