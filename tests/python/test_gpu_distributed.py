@@ -2,7 +2,8 @@
 """A patched model under DistributedDataParallel and under FSDP2 (the whole model one unit, or a
 unit per decoder layer, resharded after the forward), on two Hopper GPUs (NCCL): after one
 backward, every gradient is the ranks' mean of the gradients each rank's patched model computes
-alone on its own batch (deterministic algorithms on, so the same kernels give the same bits), up
+alone on its own batch; and FSDP2 as it usually trains, fp32 master shards under a
+MixedPrecisionPolicy (bf16 compute, fp32 reduction), against the mean of the bf16 model's gradients (deterministic algorithms on, so the same kernels give the same bits), up
 to the one bf16 rounding of the reduction, |g − ḡ| ≤ 2⁻⁸·|ḡ| element by element.
 
 Needs two GPUs: skipped with fewer, unless CODA_REQUIRE_GPUS=2 (the device script's two-GPU run),
@@ -24,12 +25,13 @@ if torch.cuda.device_count() < WORLD and os.environ.get("CODA_REQUIRE_GPUS") != 
 ROUNDING = 2.0 ** -8  # bf16: half an ulp, relative to the value
 
 
-def _patched_model(model_type):
+def _patched_model(model_type, dtype=torch.bfloat16):
     import coda
     from transformers import AutoModelForCausalLM
 
-    torch.manual_seed(1234)  # the same weights on every rank
-    model = AutoModelForCausalLM.from_config(make_config(model_type, "tiny")).to("cuda", torch.bfloat16)
+    torch.manual_seed(1234)  # the same weights on every rank; bf16 ones are the fp32 ones rounded
+    model = AutoModelForCausalLM.from_config(make_config(model_type, "tiny")).to("cuda", torch.float32)
+    model = model.to(dtype)
     return coda.patch_llama(model) if model_type == "llama" else coda.patch_qwen3(model)
 
 
@@ -59,7 +61,17 @@ def _worker(rank, store, mode, model_type):
             g /= WORLD
         model.zero_grad(set_to_none=True)
 
-        if mode == "ddp":
+        if mode == "fsdp_mixed_precision":
+            # fp32 masters, sharded; FSDP2 casts each unit's parameters to bf16 for its forward and
+            # backward and reduces the bf16 gradients in fp32: the same bf16 arithmetic as above.
+            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+            model = _patched_model(model_type, torch.float32)
+            policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            for layer in model.model.layers:
+                fully_shard(layer, mp_policy=policy)
+            wrapped = fully_shard(model, mp_policy=policy)
+        elif mode == "ddp":
             from torch.nn.parallel import DistributedDataParallel
 
             wrapped = DistributedDataParallel(model, device_ids=[rank])
@@ -73,6 +85,8 @@ def _worker(rank, store, mode, model_type):
         wrapped(input_ids=ids, labels=ids).loss.backward()
         got = _grads(model)
         assert got.keys() == mean.keys()
+        if mode == "fsdp_mixed_precision":
+            assert all(p.dtype == torch.float32 for p in model.parameters()), "the masters stay fp32"
         for name, g in got.items():
             excess = (g - mean[name]).abs() - ROUNDING * mean[name].abs()
             assert excess.max().item() <= 0, (
@@ -83,7 +97,7 @@ def _worker(rank, store, mode, model_type):
 
 
 @pytest.mark.parametrize("model_type", ["llama", "qwen3"])
-@pytest.mark.parametrize("mode", ["ddp", "fsdp_whole_model", "fsdp_per_layer"])
+@pytest.mark.parametrize("mode", ["ddp", "fsdp_whole_model", "fsdp_per_layer", "fsdp_mixed_precision"])
 def test_data_parallel_gradients_are_the_mean_of_the_ranks(tmp_path, mode, model_type):
     if mode != "ddp" and not hasattr(torch.distributed.fsdp, "fully_shard"):
         pytest.skip("this PyTorch has no FSDP2 (torch.distributed.fsdp.fully_shard, 2.6+)")
