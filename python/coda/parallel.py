@@ -6,7 +6,8 @@ trains under, and the per-step losses averaged over the ranks.
   ddp   DistributedDataParallel: every rank holds the whole model, gradients all-reduced;
   fsdp  FSDP2 as large models train: fully_shard on each decoder layer, then on the model (a
         patched model is sharded after patching; coda.nn gathers the one vector a layer reads
-        from the next layer's unit, its norm weight).
+        from the next layer's unit, its norm weight); fp32 master weights (--precision amp)
+        under its MixedPrecisionPolicy, bf16 compute and fp32 gradient reduction, not autocast.
 Without torchrun (no WORLD_SIZE in the environment) nothing is distributed."""
 from __future__ import annotations
 
@@ -61,18 +62,30 @@ def rows(batches: torch.Tensor, ranks: Ranks) -> torch.Tensor:
     return batches[:, ranks.rank * per:(ranks.rank + 1) * per]
 
 
-def wrap(model: torch.nn.Module, ranks: Ranks, device: torch.device) -> torch.nn.Module:
+def casts_parameters(ranks: Ranks, fp32_masters: bool) -> bool:
+    """Whether the wrapper itself runs fp32 master weights in bf16: FSDP2 does, through its
+    MixedPrecisionPolicy (bf16 parameters all-gathered for each unit's forward and backward, bf16
+    gradients reduced in fp32 into the fp32 shards), as FSDP2 trains; then no autocast is needed.
+    DDP, and one process, keep the masters fp32 and run the forward under autocast instead."""
+    return fp32_masters and ranks.mode == "fsdp"
+
+
+def wrap(model: torch.nn.Module, ranks: Ranks, device: torch.device,
+         fp32_masters: bool = False) -> torch.nn.Module:
     """The module to call for the forward (DDP's wrapper; FSDP2 shards the model in place)."""
     if ranks.mode == "ddp":
         from torch.nn.parallel import DistributedDataParallel
 
         return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     if ranks.mode == "fsdp":
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+        policy = MixedPrecisionPolicy()  # the parameters' own dtype throughout
+        if casts_parameters(ranks, fp32_masters):
+            policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for layer in model.model.layers:
-            fully_shard(layer)
-        return fully_shard(model)
+            fully_shard(layer, mp_policy=policy)
+        return fully_shard(model, mp_policy=policy)
     return model
 
 

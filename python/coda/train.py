@@ -13,7 +13,9 @@ Variants (each from the same initial weights, on the same batches in the same or
 only the kernels differ:
   bf16  bf16 parameters (model.to(torch.bfloat16)) with plain AdamW, no master weights;
   amp   fp32 master weights, the forward under torch.autocast(bfloat16), AdamW on the fp32
-        weights: mixed precision as Hugging Face's Trainer(bf16=True) runs it.
+        weights: mixed precision as Hugging Face's Trainer(bf16=True) runs it; under
+        --parallel fsdp, FSDP2's MixedPrecisionPolicy instead (bf16 parameters gathered, bf16
+        compute, fp32 gradient reduction), as FSDP2 trains.
 --checkpointing turns on activation checkpointing (model.gradient_checkpointing_enable(), before
 patching) in the three bf16 variants: the memory-for-time trade of long sequences or big batches.
 Launched by torchrun (`torchrun --nproc-per-node N -m coda.train --parallel ddp|fsdp`), every
@@ -83,7 +85,8 @@ def parse_args(argv):
     p.add_argument("--corpus-modes", type=int, default=4,
                    help="classes of the token two back that change the next-token distribution")
     p.add_argument("--precision", choices=("bf16", "amp"), default="bf16",
-                   help="bf16 variants: bf16 parameters, or fp32 master weights under bf16 autocast")
+                   help="bf16 variants: bf16 parameters, or fp32 master weights under bf16 autocast "
+                        "(FSDP2: its MixedPrecisionPolicy)")
     p.add_argument("--checkpointing", action="store_true",
                    help="activation checkpointing in the bf16 variants (gradient_checkpointing_enable)")
     p.add_argument("--autotune", action="store_true",
@@ -154,7 +157,8 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device, a
 
             ops.set_autotune(True)
     model.train()
-    forward = parallel.wrap(model, ranks, device)  # after patching: a patched model is sharded as it is
+    fp32_masters = name != "hf_fp32" and precision == "amp"
+    forward = parallel.wrap(model, ranks, device, fp32_masters)  # after patching: a patched model is sharded as it is
     return model, (torch.compile(forward) if name == "hf_compile" else forward)
 
 
@@ -212,8 +216,10 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
 
     model, forward = prepare_variant(name, initial, args.model, device, args.autotune, args.precision,
                                      args.checkpointing, ranks)
-    # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs).
-    autocast = name != "hf_fp32" and args.precision == "amp"
+    # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs);
+    # under FSDP2 its MixedPrecisionPolicy runs them in bf16 instead (coda.parallel).
+    fp32_masters = name != "hf_fp32" and args.precision == "amp"
+    autocast = fp32_masters and not parallel.casts_parameters(ranks, fp32_masters)
     params, opt, sched = make_optimizer(model, args, device, sharded=ranks.mode == "fsdp")
     timer, losses = StepTimer(device), []
     tokens_per_step = batches.shape[1] * batches.shape[2] * ranks.world

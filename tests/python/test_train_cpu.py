@@ -54,8 +54,8 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
         monkeypatch.setenv(k, v)
     wrapped = []
     real_wrap = parallel.wrap
-    monkeypatch.setattr(parallel, "wrap", lambda model, ranks, device: wrapped.append(ranks.mode)
-                        or real_wrap(model, ranks, device))
+    monkeypatch.setattr(parallel, "wrap", lambda model, ranks, device, *rest: wrapped.append(ranks.mode)
+                        or real_wrap(model, ranks, device, *rest))
     assert main(SMOKE + ["--parallel", mode, "--out", str(tmp_path / mode)]) == 0
     assert wrapped == [mode, mode]
     report = json.loads((tmp_path / mode / "train.json").read_text())
@@ -65,6 +65,43 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
     alone = json.loads((tmp_path / "one" / "train.json").read_text())
     for name in ("hf_fp32", "hf_eager"):
         assert report["variants"][name]["losses"] == alone["variants"][name]["losses"], name
+
+
+def test_amp_precision_under_fsdp2_casts_through_its_mixed_precision_policy(tmp_path, monkeypatch):
+    """--parallel fsdp --precision amp (one gloo rank on the CPU): the bf16 variants keep fp32
+    master shards, FSDP2 gathers them in bf16 for the forward and backward (no autocast), and
+    the losses train; hf_fp32 stays fp32 throughout."""
+    import socket
+
+    from coda import parallel
+    from coda.train import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for k, v in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                 "MASTER_PORT": str(port)}.items():
+        monkeypatch.setenv(k, v)
+    seen, models = [], []  # per variant: (fp32 masters, the head's output dtype, autocast on)
+    real_wrap = parallel.wrap
+
+    def wrap(model, ranks, device, fp32_masters=False):
+        out = real_wrap(model, ranks, device, fp32_masters)
+        models.append((fp32_masters, model))
+        model.lm_head.register_forward_hook(
+            lambda m, i, o: seen.append((fp32_masters, o.dtype, torch.is_autocast_enabled())))
+        return out
+
+    monkeypatch.setattr(parallel, "wrap", wrap)
+    assert main(SMOKE + ["--parallel", "fsdp", "--precision", "amp", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "train.json").read_text())
+    for name in ("hf_fp32", "hf_eager"):
+        losses = report["variants"][name]["losses"]
+        assert report["variants"][name]["error"] is None and losses[-1] < losses[0], name
+    assert [m for m, _ in models] == [False, True]  # hf_fp32, then hf_eager on fp32 masters
+    assert {s for s in seen if not s[0]} == {(False, torch.float32, False)}
+    assert {s for s in seen if s[0]} == {(True, torch.bfloat16, False)}  # bf16, not through autocast
+    assert all(p.dtype == torch.float32 for _, m in models for p in m.parameters())  # the shards
 
 
 def test_amp_precision_trains_fp32_masters_under_autocast(tmp_path):
