@@ -81,8 +81,9 @@ def tile_n(config):
     return int(CONFIGS[config].split("_")[0].split("x")[1])
 
 
-# kernels/coda/gemm/kernel.hpp: kHeavyAccumulatorsPerThread, and TileConfigTypes::kAccumulatorsPerThread
-# (a Pingpong warp group of 128 threads holds its whole tile, the two Cooperative ones half each).
+# Every config but Pingpong 128x192 holds 128 fp32 accumulators a thread (a Pingpong warp group of
+# 128 threads holds its whole tile, the two Cooperative ones half each); that one holds 192, beside
+# which a heavy epilogue spills.
 HEAVY_ACCUMULATORS_PER_THREAD = 128
 
 

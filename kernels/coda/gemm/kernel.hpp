@@ -14,8 +14,8 @@
 // declares `static constexpr bool kAccumulateIntoD = true;` gets D += program(acc): the same
 // collective, with D written by TMA reduce-add instead of TMA store. Either way one lane issues
 // the D copy (tma_store_one_lane.hpp). A Program may widen the epilogue subtile with
-// `static constexpr int kEpilogueTileN = ...;`, narrow it where the accumulator is heavy with
-// `static constexpr int kHeavyAccumulatorEpilogueTileN = ...;` (below), and cap the epilogue's load
+// `static constexpr int kEpilogueTileN = ...;`, narrow it under the Pingpong schedule with
+// `static constexpr int kPingpongEpilogueTileN = ...;` (below), and cap the epilogue's load
 // stages under the Cooperative schedule with `static constexpr int kCooperativeEpilogueLoadStages
 // = ...;`. The epilogue is built first, and the mainloop gets the shared memory it leaves.
 #pragma once
@@ -55,10 +55,6 @@ struct TileConfigTypes {
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
   using Schedule = Schedule_;
   using TileScheduler = Scheduler_;
-  // fp32 accumulators per consumer thread: a Pingpong warp group (128 threads) holds the whole
-  // tile, the two Cooperative ones half of it each.
-  static constexpr int kAccumulatorsPerThread =
-      TileM * TileN / (std::is_same_v<Schedule_, Pingpong> ? 128 : 256);
 };
 
 using Persistent = cutlass::gemm::PersistentScheduler;
@@ -119,36 +115,33 @@ struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
       Rest...>;
 };
 
-// The accumulator count per thread above which a program's kHeavyAccumulatorEpilogueTileN applies:
-// every config but Pingpong 128x192 holds 128; that one holds 192, and a program whose subtile keeps
-// many values live (loaded tiles, packed pairs, partials) spills past the consumer's 240 registers
-// at the default 32 columns (ptxas: 836 B of stores in the SwiGLU backward).
-inline constexpr int kHeavyAccumulatorsPerThread = 128;
-
-// Program::kEpilogueTileN and Program::kHeavyAccumulatorEpilogueTileN, 0 where not declared.
+// Program::kEpilogueTileN and Program::kPingpongEpilogueTileN, 0 where not declared.
 template <class Program, class = void>
 struct DeclaredTileN : std::integral_constant<int, 0> {};
 template <class Program>
 struct DeclaredTileN<Program, std::void_t<decltype(Program::kEpilogueTileN)>>
     : std::integral_constant<int, Program::kEpilogueTileN> {};
 template <class Program, class = void>
-struct DeclaredHeavyAccumulatorTileN : std::integral_constant<int, 0> {};
+struct DeclaredPingpongTileN : std::integral_constant<int, 0> {};
 template <class Program>
-struct DeclaredHeavyAccumulatorTileN<
-    Program, std::void_t<decltype(Program::kHeavyAccumulatorEpilogueTileN)>>
-    : std::integral_constant<int, Program::kHeavyAccumulatorEpilogueTileN> {};
+struct DeclaredPingpongTileN<Program, std::void_t<decltype(Program::kPingpongEpilogueTileN)>>
+    : std::integral_constant<int, Program::kPingpongEpilogueTileN> {};
 
 // The subtile's N for Program under Tile: kEpilogueTileN when declared (a node that reduces
-// across a head of columns needs the whole head in one subtile); else kHeavyAccumulatorEpilogueTileN
-// when declared and Tile's accumulator is heavy; else 0, the schedule's default.
+// across a head of columns needs the whole head in one subtile); else kPingpongEpilogueTileN when
+// declared and Tile is Pingpong; else 0, the schedule's default. A Pingpong warp group holds its
+// whole tile (128 or 192 accumulators a thread) and its subtile's tile buffers share shared memory
+// with the mainloop's stages: a program with many values live per column (packed pairs, their
+// gradients, partials) spills beside 192 accumulators at 32 columns, and its 64 x 32 load and
+// store buffers can cost the 128 x 128 mainloop a stage (docs/design.md §10).
 template <class Program, class Tile>
 constexpr int epilogue_tile_n() {
   constexpr int widened = DeclaredTileN<Program>::value;
-  constexpr int narrowed = DeclaredHeavyAccumulatorTileN<Program>::value;
+  constexpr int narrowed = DeclaredPingpongTileN<Program>::value;
   static_assert(widened == 0 || narrowed == 0,
-                "a Program declares kEpilogueTileN or kHeavyAccumulatorEpilogueTileN, not both");
+                "a Program declares kEpilogueTileN or kPingpongEpilogueTileN, not both");
   if constexpr (widened != 0) return widened;
-  if constexpr (Tile::kAccumulatorsPerThread > kHeavyAccumulatorsPerThread) return narrowed;
+  if constexpr (std::is_same_v<typename Tile::Schedule, Pingpong>) return narrowed;
   return 0;
 }
 
