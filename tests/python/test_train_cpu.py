@@ -40,7 +40,10 @@ def test_smoke_run(tmp_path, capsys):
 def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch, mode):
     """As torchrun starts it (its environment; one gloo rank on the CPU): the variants train under
     the wrapper (DDP, or FSDP2 with a unit per decoder layer: sharded parameters), to the losses
-    one process gets, bit for bit (one rank's reduction is the identity)."""
+    one process gets: bit for bit under DDP (the same parameter tensors; one rank's reduction is
+    the identity); under FSDP2 within fp32 rounding, since its forward reads the parameters from
+    its own all-gather buffer, whose alignment can change a CPU GEMM's blocking and so its
+    summation order (the 16-core GPU machine's first-step loss: 1 ulp apart; 2 cores: equal)."""
     import socket
 
     from coda import parallel
@@ -64,7 +67,11 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
     assert main(SMOKE + ["--out", str(tmp_path / "one")]) == 0
     alone = json.loads((tmp_path / "one" / "train.json").read_text())
     for name in ("hf_fp32", "hf_eager"):
-        assert report["variants"][name]["losses"] == alone["variants"][name]["losses"], name
+        got, want = report["variants"][name]["losses"], alone["variants"][name]["losses"]
+        if mode == "ddp":
+            assert got == want, name
+        else:  # a few roundings of the variant's dtype after 5 steps, far from a wrong gradient
+            assert got == pytest.approx(want, rel=2.0 ** (-16 if name == "hf_fp32" else -10), abs=0), name
 
 
 def test_amp_precision_under_fsdp2_casts_through_its_mixed_precision_policy(tmp_path, monkeypatch):
