@@ -36,18 +36,10 @@ def test_smoke_run(tmp_path, capsys):
     assert "hf_fp32" in table and "hf_eager" in table and "n/a" in table
 
 
-@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
-def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch, mode):
-    """As torchrun starts it (its environment; one gloo rank on the CPU): the variants train under
-    the wrapper (DDP, or FSDP2 with a unit per decoder layer: sharded parameters), to the losses
-    one process gets: bit for bit under DDP (the same parameter tensors; one rank's reduction is
-    the identity); under FSDP2 within fp32 rounding, since its forward reads the parameters from
-    its own all-gather buffer, whose alignment can change a CPU GEMM's blocking and so its
-    summation order (the 16-core GPU machine's first-step loss: 1 ulp apart; 2 cores: equal)."""
+@pytest.fixture
+def torchrun_env(monkeypatch):
+    """The environment torchrun gives a one-process job: rank 0 of 1, a free local port."""
     import socket
-
-    from coda import parallel
-    from coda.train import main
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -55,6 +47,19 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
     for k, v in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
                  "MASTER_PORT": str(port)}.items():
         monkeypatch.setenv(k, v)
+
+
+@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch, torchrun_env, mode):
+    """As torchrun starts it (its environment; one gloo rank on the CPU): the variants train under
+    the wrapper (DDP, or FSDP2 with a unit per decoder layer: sharded parameters), to the losses
+    one process gets: bit for bit under DDP (the same parameter tensors; one rank's reduction is
+    the identity); under FSDP2 within fp32 rounding, since its forward reads the parameters from
+    its own all-gather buffer, whose alignment can change a CPU GEMM's blocking and so its
+    summation order (the 16-core GPU machine's first-step loss: 1 ulp apart; 2 cores: equal)."""
+    from coda import parallel
+    from coda.train import main
+
     wrapped = []
     real_wrap = parallel.wrap
     monkeypatch.setattr(parallel, "wrap", lambda model, ranks, device, *rest: wrapped.append(ranks.mode)
@@ -74,21 +79,13 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
             assert got == pytest.approx(want, rel=2.0 ** (-16 if name == "hf_fp32" else -10), abs=0), name
 
 
-def test_amp_precision_under_fsdp2_casts_through_its_mixed_precision_policy(tmp_path, monkeypatch):
+def test_amp_precision_under_fsdp2_casts_through_its_mixed_precision_policy(tmp_path, monkeypatch, torchrun_env):
     """--parallel fsdp --precision amp (one gloo rank on the CPU): the bf16 variants keep fp32
     master shards, FSDP2 gathers them in bf16 for the forward and backward (no autocast), and
     the losses train; hf_fp32 stays fp32 throughout."""
-    import socket
-
     from coda import parallel
     from coda.train import main
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    for k, v in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
-                 "MASTER_PORT": str(port)}.items():
-        monkeypatch.setenv(k, v)
     seen, models = [], []  # per variant: (fp32 masters, the head's output dtype, autocast on)
     real_wrap = parallel.wrap
 
