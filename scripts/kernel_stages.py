@@ -9,9 +9,12 @@ this machine (~1 min) and runs it.
     python3 scripts/kernel_stages.py [--nvcc nvcc] [--cutlass third_party/cutlass/include]
 
 What it answers: whether an epilogue's buffers cost its kernel a mainloop stage (a 128 x 256 x 64
-Cooperative stage is 48 KB, a 128 x 128 x 64 Pingpong stage 32 KB, of 227 KB). Twelfth session:
-14 kernels were a stage short; giving them the stage back did not make them faster
-(bench/RESULTS.md), so read it as a budget, not as a diagnosis.
+Cooperative stage is 48 KB, a 128 x 128 x 64 Pingpong stage 32 KB, of 227 KB): each kernel's
+line ends with "short N" where its mainloop has N stages fewer than the plain GEMM of its config
+(printed first). Twelfth session: 14 kernels were a stage short and giving them the stage back
+did not make them faster; twenty-sixth: the 1B SwiGLU backward's Pingpong 128 x 128 kernel, a
+stage short, got 4-5 % faster on an H100 with it (not on an H200), and its 128 x 192 kernel
+slower (bench/RESULTS.md). Read it as a budget and a lead, not as a diagnosis.
 """
 import argparse
 import pathlib
@@ -25,19 +28,31 @@ from instances import D_TYPES, PROGRAMS, ROOT, epilogue_instances
 def probe_source():
     headers = sorted({p.header for p in PROGRAMS})
     lines = [f'#include "coda/programs/{h}.hpp"' for h in headers]
+    lines += ['#include "coda/epilogue/scaled_acc.hpp"']
     lines += ['#include "coda/gemm/kernel.hpp"', "#include <cstdio>", "",
               "using namespace coda;", "using namespace coda::epilogue;", "",
-              "template <class K>", "void show(const char* kernel) {",
-              '  std::printf("%-62s mainloop %d  StagesC %d  StagesD %d  epilogue smem %6zu\\n", kernel,',
-              "              int(K::CollectiveMainloop::DispatchPolicy::Stages),",
-              "              int(K::CollectiveEpilogue::DispatchPolicy::StagesC),",
+              "template <class K>", "int stages() { return K::CollectiveMainloop::DispatchPolicy::Stages; }",
+              "",
+              "// The plain GEMM (D = alpha * acc, bf16) of a config: the stage count an epilogue can cost.",
+              "template <gemm::TileConfig C>",
+              "int plain_stages() {",
+              "  return stages<gemm::GemmKernel<gemm::OperandLayout::kAkBk, cutlass::bfloat16_t, C, ScaledAcc>>();",
+              "}", "",
+              "template <class K, gemm::TileConfig C>", "void show(const char* kernel) {",
+              "  const int shortfall = plain_stages<C>() - stages<K>();",
+              '  std::printf("%-62s mainloop %d  StagesC %d  StagesD %d  epilogue smem %6zu%s\\n", kernel,',
+              "              stages<K>(), int(K::CollectiveEpilogue::DispatchPolicy::StagesC),",
               "              int(K::CollectiveEpilogue::DispatchPolicy::StagesD),",
-              "              sizeof(typename K::CollectiveEpilogue::SharedStorage));",
+              "              sizeof(typename K::CollectiveEpilogue::SharedStorage),",
+              '              shortfall > 0 ? (shortfall == 1 ? "  short 1" : "  short 2+") : "");',
               "}", "", "int main() {"]
+    for config in sorted({config for _, _, config in epilogue_instances()}):
+        lines.append(f'  std::printf("plain GEMM {config:<58} mainloop %d\\n", '
+                     f"plain_stages<gemm::TileConfig::{config}>());")
     for kernel, program, config in epilogue_instances():
         element = "void" if program.d == "void" else D_TYPES[program.d][1]
         lines.append(f"  show<gemm::GemmKernel<gemm::OperandLayout::k{program.layout}, {element}, "
-                     f'gemm::TileConfig::{config}, {program.name}>>("{kernel}");')
+                     f'gemm::TileConfig::{config}, {program.name}>, gemm::TileConfig::{config}>("{kernel}");')
     lines += ["}", ""]
     return "\n".join(lines)
 
