@@ -134,6 +134,11 @@ def build_initial_model(config, seed: int):
     return cls(config).float().train()
 
 
+def fp32_masters(name: str, precision: str) -> bool:
+    """Whether a bf16 variant keeps fp32 master weights (--precision amp); hf_fp32 is fp32 throughout."""
+    return name != "hf_fp32" and precision == "amp"
+
+
 def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False,
                     precision: str = "bf16", checkpointing: bool = False, ranks: parallel.Ranks = parallel.Ranks()):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
@@ -157,8 +162,7 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device, a
 
             ops.set_autotune(True)
     model.train()
-    fp32_masters = name != "hf_fp32" and precision == "amp"
-    forward = parallel.wrap(model, ranks, device, fp32_masters)  # after patching: a patched model is sharded as it is
+    forward = parallel.wrap(model, ranks, device, fp32_masters(name, precision))  # after patching: a patched model is sharded as it is
     return model, (torch.compile(forward) if name == "hf_compile" else forward)
 
 
@@ -218,8 +222,8 @@ def train_variant(name: str, initial, batches: torch.Tensor, args, device: torch
                                      args.checkpointing, ranks)
     # fp32 master weights: each forward under bf16 autocast, the backward outside it (as AMP runs);
     # under FSDP2 its MixedPrecisionPolicy runs them in bf16 instead (coda.parallel).
-    fp32_masters = name != "hf_fp32" and args.precision == "amp"
-    autocast = fp32_masters and not parallel.casts_parameters(ranks, fp32_masters)
+    masters = fp32_masters(name, args.precision)
+    autocast = masters and not parallel.casts_parameters(ranks, masters)
     params, opt, sched = make_optimizer(model, args, device, sharded=ranks.mode == "fsdp")
     timer, losses = StepTimer(device), []
     tokens_per_step = batches.shape[1] * batches.shape[2] * ranks.world
