@@ -185,24 +185,15 @@ if [ "$mode" = all ] || [ "$mode" = epilogue ]; then
   sed -n '/^| family/,$p' "$out/bench_epilogue.log"
   grep -E "ERROR|coda-bench:" "$out/bench_epilogue.log" || true
 fi
-# One pass of the ops benchmark (fwd or bwd): coda-bench, then the unfused stock-PyTorch
-# baselines in the same call, joined into ops_<pass>.json.
+# One pass of the C++ ops benchmark (fwd or bwd): each op against cuBLAS and CODA's plain GEMM in
+# one process. PyTorch's matmul, eager and torch.compile in the same process: ops-py.
 run_ops() {
   local pass=$1
   # shellcheck disable=SC2086
-  "$bin/coda-bench" ops "--$pass" --json "$out/ops_${pass}_coda.json" ${BENCH_ARGS:-} \
+  "$bin/coda-bench" ops "--$pass" --json "$out/ops_$pass.json" ${BENCH_ARGS:-} \
     > "$out/bench_ops_$pass.log" 2>&1 || status=1
   grep -E "ERROR|coda-bench:" "$out/bench_ops_$pass.log" || true
-  if python3 -c "import torch" 2> /dev/null; then
-    # shellcheck disable=SC2086
-    python3 "bench/torch_ops_$pass.py" --json "$out/torch_ops_$pass.json" ${BENCH_ARGS:-} \
-      > "$out/torch_ops_$pass.log" 2>&1 || status=1
-    python3 scripts/merge_ops_json.py "$out/ops_${pass}_coda.json" "$out/torch_ops_$pass.json" \
-      > "$out/ops_$pass.json" 2> "$out/ops_${pass}_table.md" || status=1
-    cat "$out/ops_${pass}_table.md"
-  else
-    sed -n '/^| op/,$p' "$out/bench_ops_$pass.log"
-  fi
+  sed -n '/^| op/,$p' "$out/bench_ops_$pass.log"
 }
 if [ "$mode" = all ] || [ "$mode" = ops ]; then run_ops fwd; fi
 if [ "$mode" = all ] || [ "$mode" = ops-bwd ]; then run_ops bwd; fi
