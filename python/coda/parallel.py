@@ -80,9 +80,8 @@ def wrap(model: torch.nn.Module, ranks: Ranks, device: torch.device,
     if ranks.mode == "fsdp":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-        policy = MixedPrecisionPolicy()  # the parameters' own dtype throughout
-        if casts_parameters(ranks, fp32_masters):
-            policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        policy = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+                  if casts_parameters(ranks, fp32_masters) else MixedPrecisionPolicy())  # else: own dtypes
         for layer in model.model.layers:
             fully_shard(layer, mp_policy=policy)
         return fully_shard(model, mp_policy=policy)

@@ -143,7 +143,7 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device, a
                     precision: str = "bf16", checkpointing: bool = False, ranks: parallel.Ranks = parallel.Ranks()):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
     model = copy.deepcopy(initial)
-    if name == "hf_fp32" or precision == "amp":
+    if name == "hf_fp32" or fp32_masters(name, precision):
         model.to(device)
     else:
         model.to(device=device, dtype=torch.bfloat16)
