@@ -54,7 +54,7 @@ def test_under_torchrun_every_variant_trains_data_parallel(tmp_path, monkeypatch
     """As torchrun starts it (its environment; one gloo rank on the CPU): the variants train under
     the wrapper (DDP, or FSDP2 with a unit per decoder layer: sharded parameters), to the losses
     one process gets: bit for bit under DDP (the same parameter tensors; one rank's reduction is
-    the identity); under FSDP2 within fp32 rounding, since its forward reads the parameters from
+    the identity); under FSDP2 within a few roundings of the variant's dtype, since its forward reads the parameters from
     its own all-gather buffer, whose alignment can change a CPU GEMM's blocking and so its
     summation order (the 16-core GPU machine's first-step loss: 1 ulp apart; 2 cores: equal)."""
     from coda import parallel
