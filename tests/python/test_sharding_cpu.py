@@ -11,7 +11,8 @@ import torch.distributed as dist
 
 import coda
 from coda.nn.layer import ResidualState
-from coda.nn.model import whole
+from coda.nn import model as coda_model
+from coda.nn.model import run_layers, whole
 from coda.nn.precision import require_computable
 from hf_layers import make_config
 
@@ -47,6 +48,32 @@ def test_the_next_layers_norm_weight_is_gathered_whole(one_rank_group):
     master = torch.randn(64)  # an fp32 master shard: rounded to bf16, as its own unit computes it
     got = whole(distribute_tensor(master, one_rank_group, [Shard(0)]))
     assert got.dtype == torch.bfloat16 and torch.equal(got, master.to(torch.bfloat16))
+
+
+def test_every_norm_weight_is_gathered_before_the_first_layer_runs(monkeypatch):
+    """A gather between two layers would be a collective queued behind the previous layer's
+    compute, and FSDP2's all-gather of the next unit behind it (one NCCL stream a process group):
+    no overlap of the forward's communication. So run_layers gathers every norm weight first, and
+    each layer still gets the next layer's (the last one the final norm's)."""
+    events = []
+    monkeypatch.setattr(coda_model, "whole", lambda w: events.append(("gather", w)) or w)
+    monkeypatch.setattr(coda_model, "first_state", lambda x, w: events.append(("first", w)) or "state")
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_norm_weight = torch.nn.Parameter(torch.randn(4))
+
+        def forward(self, state, positions, batch, documents, next_norm_weight):
+            events.append(("layer", next_norm_weight))
+            return state
+
+    layers = torch.nn.ModuleList(Layer() for _ in range(3))
+    final = torch.randn(4)
+    assert run_layers(torch.zeros(1, 2, 4), layers, final, None) == "state"
+    assert [kind for kind, _ in events] == ["gather"] * 3 + ["first"] + ["layer"] * 3
+    expected = [layer.input_norm_weight for layer in layers] + [final]
+    assert all(w is e for (_, w), e in zip(events[3:], expected))
 
 
 def test_the_stream_crosses_an_fsdp2_unit_with_its_statistics_in_fp32(one_rank_group):

@@ -36,7 +36,7 @@ def whole(norm_weight: torch.Tensor) -> torch.Tensor:
     layer it is still sharded (a DTensor) while the previous layer runs, so it is all-gathered (one
     vector) in the compute dtype — an fp32 master shard rounded to bf16, as FSDP2's mixed precision
     (param_dtype bf16) or autocast rounds it for its own unit. Forward data only: the layer that
-    owns it returns its gradient."""
+    owns it returns its gradient. Call it before the first layer runs (run_layers): see there."""
     if not is_dtensor(norm_weight):
         return norm_weight
     with torch.no_grad():
@@ -45,12 +45,18 @@ def whole(norm_weight: torch.Tensor) -> torch.Tensor:
 
 def run_layers(embed: torch.Tensor, layers: nn.ModuleList, final_norm_weight: torch.Tensor,
                position_ids: Optional[torch.Tensor]) -> ResidualState:
-    """The residual stream after every layer, with h and stats made for the final norm."""
+    """The residual stream after every layer, with h and stats made for the final norm.
+
+    Every layer's input-norm weight is gathered here, before the first layer runs. A gather is a
+    collective issued from the compute stream, and NCCL runs the collectives of one process group
+    in order on one stream, each after the work its issuing stream had queued: gathered between
+    layers, the next vector would wait for the previous layer's compute, and FSDP2's all-gather of
+    the next unit's weights, queued behind it, could no longer overlap that compute."""
     batch, seq, hidden = embed.shape
     positions, documents = flat_positions(position_ids, batch, seq, embed.device)
-    state = first_state(embed.reshape(batch * seq, hidden), whole(layers[0].input_norm_weight))
-    for i, layer in enumerate(layers):
-        w_next = whole(layers[i + 1].input_norm_weight) if i + 1 < len(layers) else final_norm_weight
+    norm_weights = [whole(layer.input_norm_weight) for layer in layers] + [final_norm_weight]
+    state = first_state(embed.reshape(batch * seq, hidden), norm_weights[0])
+    for layer, w_next in zip(layers, norm_weights[1:]):
         state = layer(state, positions, batch=batch, documents=documents, next_norm_weight=w_next)
     return state
 
