@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A patched model under DistributedDataParallel and under FSDP2 (the whole model one unit, or a
-unit per decoder layer, resharded after the forward), on two Hopper GPUs (NCCL): after one
+unit per decoder layer, resharded after the forward, with or without activation checkpointing),
+on two Hopper GPUs (NCCL): after one
 backward, every gradient is the ranks' mean of the gradients each rank's patched model computes
 alone on its own batch; and FSDP2 as it usually trains, fp32 master shards under a
 MixedPrecisionPolicy (bf16 compute, fp32 reduction), against the mean of the bf16 model's gradients (deterministic algorithms on, so the same kernels give the same bits), up
@@ -44,7 +45,9 @@ def _worker(rank, store, mode, model_type):
     import torch.distributed as dist
 
     import coda
+    from coda.nn.layer import CodaDecoderLayer
 
+    chains = []  # the layers' forward chains run under activation checkpointing: twice each
     os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"file://{store}", rank=rank, world_size=WORLD)
@@ -78,11 +81,20 @@ def _worker(rank, store, mode, model_type):
         else:
             from torch.distributed.fsdp import fully_shard
 
-            if mode == "fsdp_per_layer":  # the usual FSDP2 layout: a unit per decoder layer
+            if mode == "fsdp_checkpointing":  # each layer's forward recomputed inside its unit's backward
+                if hasattr(model, "activation_checkpointing_enable"):  # transformers' newer name
+                    model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+                else:
+                    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+                chain = CodaDecoderLayer._chain
+                CodaDecoderLayer._chain = lambda self, *a: chains.append(self) or chain(self, *a)
+            if mode in ("fsdp_per_layer", "fsdp_checkpointing"):  # the usual layout: a unit per layer
                 for layer in model.model.layers:
                     fully_shard(layer)
             wrapped = fully_shard(model)
         wrapped(input_ids=ids, labels=ids).loss.backward()
+        if mode == "fsdp_checkpointing":
+            assert len(chains) == 2 * len(model.model.layers), f"{len(chains)} forwards of the layers' chain"
         got = _grads(model)
         assert got.keys() == mean.keys()
         if mode == "fsdp_mixed_precision":
@@ -97,7 +109,8 @@ def _worker(rank, store, mode, model_type):
 
 
 @pytest.mark.parametrize("model_type", ["llama", "qwen3"])
-@pytest.mark.parametrize("mode", ["ddp", "fsdp_whole_model", "fsdp_per_layer", "fsdp_mixed_precision"])
+@pytest.mark.parametrize("mode", ["ddp", "fsdp_whole_model", "fsdp_per_layer", "fsdp_mixed_precision",
+                                  "fsdp_checkpointing"])
 def test_data_parallel_gradients_are_the_mean_of_the_ranks(tmp_path, mode, model_type):
     if mode != "ddp" and not hasattr(torch.distributed.fsdp, "fully_shard"):
         pytest.skip("this PyTorch has no FSDP2 (torch.distributed.fsdp.fully_shard, 2.6+)")
