@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The static instruction mix of one epilogue kernel against the plain GEMM of its config and
+layout, without a GPU: each is compiled alone here (one kernel a unit, the build's nvcc flags) and
+disassembled, and the opcodes are counted. The difference is what the epilogue program adds; it is
+also printed per output element a thread (the epilogue unrolls over its tile: a Pingpong tile is one
+warp group's, a Cooperative tile two's).
+
+    python3 scripts/sass_mix.py KERNEL [--top 30] [--nvcc nvcc] [--cuobjdump cuobjdump]
+    python3 scripts/sass_mix.py --list
+
+KERNEL: a name from scripts/instances.py's list (--list prints them), e.g.
+epi_swiglu_bwd_akbn_bf16_128x128_2x1_pingpong. Needs cuobjdump and nvdisasm, which a CUDA
+toolkit without its binary utilities lacks: `pip download --no-deps nvidia-cuda-cuobjdump
+nvidia-cuda-nvdisasm`, unzip both, and pass --cuobjdump and --nvdisasm (each wheel's
+nvidia/cu13/bin/). ~1 min a kernel on 2 cores.
+
+What it answers: how many instructions an epilogue node costs, before a GPU is at hand to time it
+(compare two versions of a program by running this on each). Static counts, not executed ones: a
+branch-free epilogue unrolled over its tile executes each about once a tile, but the mainloop's
+and the scheduler's loops do not. Read it beside Nsight Compute's executed counts
+(docs/benchmarks.md §8), never as a timing.
+"""
+import argparse
+import collections
+import copy
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from instances import CONFIGS, D_TYPES, ROOT, epilogue_instances, epilogue_tu, instance_tu
+
+CONFIG_SHAPE = re.compile(r'^\s*X\((k\w+), "\w+", (\d+), (\d+), \d+, \d+, (\w+), ', re.M)
+INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z0-9_.]*)", re.M)
+
+
+def outputs_per_thread(config):
+    """Accumulator elements a consumer thread holds for one tile (128 threads a warp group)."""
+    text = (ROOT / "include/coda/gemm/config.hpp").read_text()
+    shapes = {name: (int(m), int(n), schedule) for name, m, n, schedule in CONFIG_SHAPE.findall(text)}
+    m, n, schedule = shapes[config]
+    return m * n // (256 if schedule == "Cooperative" else 128)
+
+
+def compile_and_count(source, work, stem, args):
+    unit, cubin = work / f"{stem}.cu", work / f"{stem}.cubin"
+    unit.write_text(source)
+    subprocess.run([args.nvcc, "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr",
+                    "-gencode", "arch=compute_90a,code=sm_90a", "-cubin", f"-I{ROOT / 'include'}",
+                    f"-I{ROOT / 'kernels'}", f"-isystem={args.cutlass}", "-o", str(cubin), str(unit)],
+                   check=True)
+    folder = str(pathlib.Path(args.nvdisasm).resolve().parent)  # cuobjdump runs nvdisasm from PATH
+    env = dict(os.environ, PATH=folder + os.pathsep + os.environ.get("PATH", ""))
+    run = subprocess.run([args.cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
+    if run.returncode:
+        sys.exit(f"sass_mix: cuobjdump failed: {run.stderr.strip()}")
+    sass = run.stdout
+    counts = collections.Counter(INSTRUCTION.findall(sass))
+    if not counts:
+        sys.exit(f"sass_mix: no instructions in cuobjdump's output for {stem} (is nvdisasm found?)")
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kernel", nargs="?")
+    parser.add_argument("--list", action="store_true", help="print the kernel names and stop")
+    parser.add_argument("--top", type=int, default=30, help="opcodes to print, largest difference first")
+    parser.add_argument("--nvcc", default="nvcc")
+    parser.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or "cuobjdump")
+    parser.add_argument("--nvdisasm", help="default: beside cuobjdump, else on PATH")
+    parser.add_argument("--cutlass", default=str(ROOT / "third_party" / "cutlass" / "include"))
+    args = parser.parse_args()
+    beside = pathlib.Path(args.cuobjdump).resolve().with_name("nvdisasm")
+    args.nvdisasm = args.nvdisasm or (str(beside) if beside.exists() else shutil.which("nvdisasm") or "nvdisasm")
+    kernels = {kernel: (program, config) for kernel, program, config in epilogue_instances()}
+    if args.list or not args.kernel:
+        print("\n".join(kernels))
+        return 0
+    if args.kernel not in kernels:
+        sys.exit(f"sass_mix: no kernel {args.kernel} (--list prints them)")
+    program, config = kernels[args.kernel]
+    alone = copy.copy(program)
+    alone.configs = [config]
+    plain_d = "bf16"  # the plain GEMM of the same config and layout, bf16 D
+    plain = (f"gemm_{program.layout.lower()}_{plain_d}_{CONFIGS[config]}", program.layout, plain_d,
+             D_TYPES[plain_d][0], config)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        fused = compile_and_count(epilogue_tu([alone]), work, "fused", args)
+        base = compile_and_count(instance_tu([plain]), work, "plain", args)
+    per = outputs_per_thread(config)
+    print(f"{args.kernel}: {sum(fused.values())} instructions; plain GEMM {plain[0]}: "
+          f"{sum(base.values())}; {per} outputs a thread a tile")
+    print(f"{'opcode':<34}{'fused':>8}{'plain':>8}{'added':>8}{'a output':>10}")
+    rows = sorted(set(fused) | set(base), key=lambda op: (-abs(fused[op] - base[op]), op))
+    for op in rows[:args.top]:
+        added = fused[op] - base[op]
+        print(f"{op:<34}{fused[op]:>8}{base[op]:>8}{added:>8}{added / per:>10.2f}")
+    added = sum(fused.values()) - sum(base.values())
+    print(f"{'all':<34}{sum(fused.values()):>8}{sum(base.values()):>8}{added:>8}{added / per:>10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
