@@ -35,7 +35,7 @@ import tempfile
 from instances import CONFIGS, D_TYPES, ROOT, epilogue_instances, epilogue_tu, instance_tu
 
 CONFIG_SHAPE = re.compile(r'^\s*X\((k\w+), "\w+", (\d+), (\d+), \d+, \d+, (\w+), ', re.M)
-INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z0-9_.]*)", re.M)
+INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z0-9_.]*)", re.M)
 
 
 def outputs_per_thread(config):
@@ -59,7 +59,7 @@ def compile_and_count(source, work, stem, args):
     if run.returncode:
         sys.exit(f"sass_mix: cuobjdump failed: {run.stderr.strip()}")
     sass = run.stdout
-    counts = collections.Counter(INSTRUCTION.findall(sass))
+    counts = collections.Counter(op for op in INSTRUCTION.findall(sass) if op != "NOP")  # NOP: alignment
     if not counts:
         sys.exit(f"sass_mix: no instructions in cuobjdump's output for {stem} (is nvdisasm found?)")
     return counts
