@@ -32,18 +32,9 @@ import subprocess
 import sys
 import tempfile
 
-from instances import CONFIGS, D_TYPES, ROOT, epilogue_instances, epilogue_tu, instance_tu
+from instances import ROOT, accumulators_per_thread, epilogue_instances, epilogue_tu, instance_tu, instances
 
-CONFIG_SHAPE = re.compile(r'^\s*X\((k\w+), "\w+", (\d+), (\d+), \d+, \d+, (\w+), ', re.M)
 INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z0-9_.]*)", re.M)
-
-
-def outputs_per_thread(config):
-    """Accumulator elements a consumer thread holds for one tile (128 threads a warp group)."""
-    text = (ROOT / "include/coda/gemm/config.hpp").read_text()
-    shapes = {name: (int(m), int(n), schedule) for name, m, n, schedule in CONFIG_SHAPE.findall(text)}
-    m, n, schedule = shapes[config]
-    return m * n // (256 if schedule == "Cooperative" else 128)
 
 
 def compile_and_count(source, work, stem, args):
@@ -86,14 +77,13 @@ def main():
     program, config = kernels[args.kernel]
     alone = copy.copy(program)
     alone.configs = [config]
-    plain_d = "bf16"  # the plain GEMM of the same config and layout, bf16 D
-    plain = (f"gemm_{program.layout.lower()}_{plain_d}_{CONFIGS[config]}", program.layout, plain_d,
-             D_TYPES[plain_d][0], config)
+    # The plain GEMM of the same config and layout, bf16 D, as scripts/instances.py lists it.
+    plain = next(k for k in instances() if k[1] == program.layout and k[2] == "bf16" and k[4] == config)
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         fused = compile_and_count(epilogue_tu([alone]), work, "fused", args)
         base = compile_and_count(instance_tu([plain]), work, "plain", args)
-    per = outputs_per_thread(config)
+    per = accumulators_per_thread(config)  # outputs a consumer thread holds for one tile
     print(f"{args.kernel}: {sum(fused.values())} instructions; plain GEMM {plain[0]}: "
           f"{sum(base.values())}; {per} outputs a thread a tile")
     print(f"{'opcode':<34}{'fused':>8}{'plain':>8}{'added':>8}{'a output':>10}")
