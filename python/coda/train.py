@@ -139,6 +139,16 @@ def fp32_masters(name: str, precision: str) -> bool:
     return name != "hf_fp32" and precision == "amp"
 
 
+def enable_checkpointing(model) -> None:
+    """Non-reentrant activation checkpointing on a Hugging Face model, before or after patching
+    (transformers >= 5.2x names the call activation_checkpointing_enable)."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    if enable is not None:
+        enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
 def prepare_variant(name: str, initial, model_kind: str, device: torch.device, autotune: bool = False,
                     precision: str = "bf16", checkpointing: bool = False, ranks: parallel.Ranks = parallel.Ranks()):
     """Returns (module whose parameters are trained, callable that runs the forward)."""
@@ -147,12 +157,8 @@ def prepare_variant(name: str, initial, model_kind: str, device: torch.device, a
         model.to(device)
     else:
         model.to(device=device, dtype=torch.bfloat16)
-    if checkpointing and name != "hf_fp32":  # transformers >= 5.2x names it activation_checkpointing_enable
-        enable = getattr(model, "activation_checkpointing_enable", None)
-        if enable is not None:
-            enable(activation_checkpointing_kwargs={"use_reentrant": False})
-        else:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if checkpointing and name != "hf_fp32":
+        enable_checkpointing(model)
     if name == "coda":
         import coda  # the native module; a failure here is this variant's failure only
 

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A patched model under DistributedDataParallel and under FSDP2 (the whole model one unit, or a
 unit per decoder layer, resharded after the forward, with or without activation checkpointing),
-on two Hopper GPUs (NCCL): after one
-backward, every gradient is the ranks' mean of the gradients each rank's patched model computes
+on two Hopper GPUs (NCCL): after one backward, every gradient is the ranks' mean of the gradients each rank's patched model computes
 alone on its own batch; and FSDP2 as it usually trains, fp32 master shards under a
 MixedPrecisionPolicy (bf16 compute, fp32 reduction), against the mean of the bf16 model's gradients (deterministic algorithms on, so the same kernels give the same bits), up
 to the one bf16 rounding of the reduction, |g − ḡ| ≤ 2⁻⁸·|ḡ| element by element.
@@ -46,6 +45,7 @@ def _worker(rank, store, mode, model_type):
 
     import coda
     from coda.nn.layer import CodaDecoderLayer
+    from coda.train import enable_checkpointing
 
     chains = []  # the layers' forward chains run under activation checkpointing: twice each
     os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
@@ -82,10 +82,7 @@ def _worker(rank, store, mode, model_type):
             from torch.distributed.fsdp import fully_shard
 
             if mode == "fsdp_checkpointing":  # each layer's forward recomputed inside its unit's backward
-                if hasattr(model, "activation_checkpointing_enable"):  # transformers' newer name
-                    model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-                else:
-                    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+                enable_checkpointing(model)
                 chain = CodaDecoderLayer._chain
                 CodaDecoderLayer._chain = lambda self, *a: chains.append(self) or chain(self, *a)
             if mode in ("fsdp_per_layer", "fsdp_checkpointing"):  # the usual layout: a unit per layer
