@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from coda.bench.op_cases import FLOAT64, PYTORCH, Model, Operands, cases
-from coda.bench.ops import check, not_run_row, table
+from coda.bench.ops import check, kernel_ran, not_run_row, table
 
 TINY = Model(hidden=64, q_heads=4, kv_heads=2, head_dim=16, ffn=96, vocab=300)
 M = 200
@@ -76,6 +76,15 @@ def test_every_multi_gemm_yardstick_runs_on_its_own_operands():
 def test_a_case_that_could_not_run_is_reported_not_dropped():
     line = table([not_run_row("linear_swiglu", "70B", 32768, "OutOfMemoryError: CUDA out of memory")]).splitlines()[-1]
     assert "linear_swiglu" in line and "32768" in line and "not run" in line and "OutOfMemoryError" in line
+
+
+def test_a_row_names_the_kernel_it_timed_or_says_there_is_none():
+    # Before any launch no op has a kernel; a case of several ops (CE forward + backward) has no
+    # one kernel to name: both print as "—" rather than failing the run.
+    assert kernel_ran(_case("linear_swiglu")) is None
+    assert kernel_ran(_case("linear_cross_entropy_fwd_bwd")) is None
+    row = dict(not_run_row("linear_swiglu", "8B", 8192, "x"), kernel="pingpong_128x192_2x1 along_n 4")
+    assert table([row]).splitlines()[-1].endswith("| pingpong_128x192_2x1 along_n 4 |")
 
 
 def test_heat_runs_right_before_every_timed_block():

@@ -148,7 +148,7 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
                                 heat=args.heater)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
-           "coda_ms": times["coda"], "baseline": {v: times[v] for v in VARIANTS[1:]},
+           "coda_ms": times["coda"], "kernel": kernel_ran(case), "baseline": {v: times[v] for v in VARIANTS[1:]},
            "ratios": ratios(result.round_medians_ms, result.errors),
            "rounds_ms": result.round_medians_ms, "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
@@ -156,6 +156,18 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     del sets, inputs, gemm_ab
     torch.cuda.empty_cache()
     return row
+
+
+def kernel_ran(case: Case) -> str | None:
+    """The kernel the op's last call on this thread ran, "config raster swizzle" (the table row, the
+    nearest tuned M or the rule: what a row's figures timed); None for a case of several ops."""
+    from coda._native import C
+
+    try:
+        choice = C.last_op_choice(case.op_key)
+    except ValueError:  # no op of that name: the case runs several (CE forward + backward)
+        return None
+    return None if choice is None else " ".join(str(part) for part in choice)
 
 
 RATIOS = (("coda", "torch_matmul"), ("coda", "coda_gemm"), ("coda_gemm", "torch_matmul"), ("coda", "compile"),
@@ -187,8 +199,8 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def table(rows: list[dict]) -> str:
     lines = ["| op | model | M | coda ms | torch matmul ms | coda / matmul | coda / coda gemm | "
-             "coda gemm / matmul | coda / compile | coda / eager | coda / its gemms | check |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "coda gemm / matmul | coda / compile | coda / eager | coda / its gemms | check | kernel |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         q = r["ratios"]
         if "case" in r["errors"]:
@@ -200,7 +212,7 @@ def table(rows: list[dict]) -> str:
                      f"{_fmt(r['baseline'].get('torch_matmul'))} | {_fmt(q['coda/torch_matmul'])} | "
                      f"{_fmt(q['coda/coda_gemm'])} | {_fmt(q['coda_gemm/torch_matmul'])} | "
                      f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | "
-                     f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} |")
+                     f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} | {r.get('kernel') or '—'} |")
     return "\n".join(lines)
 
 
