@@ -13,19 +13,31 @@ import csv
 import sys
 
 
-def per_opcode(path):
+def read_sass(path):
+    """(column names, instruction rows) of an ncu SASS page in CSV."""
     rows = list(csv.reader(open(path)))
     head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
-    names = rows[head]
+    return rows[head], [r for r in rows[head + 1:] if r and r[0].startswith("0x")]
+
+
+def opcode(source):
+    """The opcode of a SASS line without its predicate and modifiers ("@!P0 BRA 0x…" -> "BRA")."""
+    words = source.split()
+    if not words:
+        return ""
+    return (words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]
+
+
+def per_opcode(path):
+    names, rows = read_sass(path)
     samples = names.index("Warp Stall Sampling (All Samples)")
     executed = names.index("Instructions Executed")
     source = names.index("Source")
     stalls, counts = collections.Counter(), collections.Counter()
-    for r in rows[head + 1:]:
-        words = r[source].split()
-        if not words:
+    for r in rows:
+        op = opcode(r[source])
+        if not op:
             continue
-        op = (words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]
         stalls[op] += int(r[samples] or 0)
         counts[op] += int(r[executed] or 0)
     return stalls, counts
