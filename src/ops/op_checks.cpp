@@ -250,8 +250,9 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
       // dgrad (16384 x 4096 x 6144) the plain GEMM's Pingpong 128 x 128 ran 1.43 x matmul, the
       // Cooperative kernel 1.10 (H100, python -m coda.bench tune, twenty-second session).
       if (op == OpKey::kLinearSwigluBwd)
-        c.config = TileConfig::kPingpong128x128Cluster2x1;
-      else if (op == OpKey::kLinearRmsnormBwd || !epilogue::has_program_instance(op, c.config))
+        return wide_pingpong_where_measured(gpu, op, k, {TileConfig::kPingpong128x128Cluster2x1,
+                                                         c.raster, c.swizzle, c.decomposition});
+      if (op == OpKey::kLinearRmsnormBwd || !epilogue::has_program_instance(op, c.config))
         c.config = TileConfig::kCoop128x256Cluster2x1;
       return c;
     }
@@ -266,8 +267,21 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
       return c;
     }
     default:
-      return forward_program_rule(m, n, k);
+      return wide_pingpong_where_measured(gpu, op, k, forward_program_rule(m, n, k));
   }
+}
+
+gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t k,
+                                                const gemm::KernelChoice& rule) {
+  constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
+  if (gpu != gemm::TunedGpu::kH100 || k < 4096 || !epilogue::has_program_instance(op, kWide))
+    return rule;
+  const bool swiglu_bwd = op == OpKey::kLinearSwigluBwd;
+  // A forward op keeps Cooperative from K = 8192, and the walk along M of a small A.
+  const bool forward_pingpong_along_n = rule.config == TileConfig::kPingpong128x128Cluster2x1 &&
+                                        rule.raster == RasterOrder::kAlongN;
+  if (!swiglu_bwd && !forward_pingpong_along_n) return rule;
+  return {kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
 }
 
 gemm::SwizzleFit swizzle_fit_of(OpKey op) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/ops/autotune.hpp"
@@ -133,6 +134,42 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
             EXPECT_TRUE(epilogue::has_program_instance(op, fallback_of(gpu, op, m, n, k).config));
           }
         }
+}
+
+// On the H100, from K = 4096, the fallback's Pingpong 128 x 128 along N widens to 128 x 192 (where
+// the op's program has it), and so does the SwiGLU backward's kernel; everything else, and every
+// other GPU, keeps the rule (wide_pingpong_where_measured).
+TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
+  constexpr gemm::TunedGpu kH100 = gemm::TunedGpu::kH100;
+  const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x192Cluster2x1,
+                                gemm::RasterOrder::kAlongN, 2, gemm::Decomposition::kHeuristic};
+  // Forward, K = 4096, along N (A past L2): widened; the same call on the other GPUs is the rule.
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 12000, 24576, 4096), wide);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearCrossEntropy, 12000, 151936, 4096), wide);
+  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearSwiglu, 12000, 24576, 4096),
+              forward_program_rule(12000, 24576, 4096)) << gemm::to_string(gpu);
+  // Not widened: K below 4096, Cooperative from K = 8192, the walk along M of a small A, and the
+  // QK-norm programs (not compiled for 128 x 192).
+  for (auto [m, k] : {std::pair<std::int64_t, std::int64_t>{12000, 3584}, {12000, 8192}, {1024, 4096}})
+    EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, m, 24576, k), forward_program_rule(m, 24576, k))
+        << m << " x " << k;
+  EXPECT_FALSE(epilogue::has_program_instance(OpKey::kLinearQknormRope, wide.config));
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 12000, 6144, 4096),
+            forward_program_rule(12000, 6144, 4096));
+  // The SwiGLU backward: 128 x 192 at K = 4096 and 8192, Pingpong 128 x 128 at K = 2048.
+  for (std::int64_t k : {4096, 8192})
+    EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, k), wide) << k;
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 2048).config,
+            gemm::TileConfig::kPingpong128x128Cluster2x1);
+  // Through op_choice at widths no H100 row is near (Qwen3-8B's FFN, M = 12000): the SwiGLU
+  // backward keeps swizzle 2 at 2.1 % padding (its own fit), a forward op drops to 1 (the default 2 %).
+  const gemm::KernelChoice bwd = op_choice(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 4096);
+  EXPECT_EQ(bwd.config, wide.config);
+  EXPECT_EQ(bwd.swizzle, 2);
+  const gemm::KernelChoice fwd = op_choice(kH100, OpKey::kLinearSwiglu, 12000, 24576, 4096);
+  EXPECT_EQ(fwd.config, wide.config);
+  EXPECT_EQ(fwd.swizzle, 1);
 }
 
 // What each op falls back to, where no tuned row is near.
