@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Session 28, call 13 (H100): the submitted state (wheel of 26a50fb: this session's 37 H100 table
+# rows and the H100 fallback): the fused ops of 8B, 1B and Qwen3-8B widths in one process, every
+# variant, at M = 16384 and a new random M; then the Python GPU tests. One tarball back.
+set -u
+repo=$PWD
+mkdir -p "$OUT/r"
+nvidia-smi --query-gpu=name,power.limit,driver_version --format=csv,noheader | tee "$OUT/r/gpu.txt"
+python3 -m pip install -q --no-deps --force-reinstall .prebuilt/coda-*.whl > /dev/null 2>&1 || exit 1
+cd "$OUT/r"
+t0=$SECONDS
+PYTHONUNBUFFERED=1 timeout 330 python3 -m coda.bench ops --models 8B,1B,Qwen3-8B --tokens 16384 --random-tokens \
+  --seed 2813 --rounds 5 --out "$OUT/r/ops" > ops.log 2>&1
+echo "ops rc=$? in $((SECONDS - t0)) s"; grep -E "^random" ops.log
+CODA_REQUIRE_GPU=1 timeout 200 python3 -m pytest -q -p no:cacheprovider "$repo/tests/python" > pytest.log 2>&1
+echo "pytest rc=$?"; tail -1 pytest.log; grep -E "^FAILED" pytest.log | head
+cd "$OUT" && tar -czf r.tgz r && rm -rf r
