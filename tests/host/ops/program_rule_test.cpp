@@ -162,12 +162,13 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
     EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, k), wide) << k;
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 2048).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
-  // Through op_choice at widths no H100 row is near (Qwen3-8B's FFN, M = 12000): the SwiGLU
-  // backward keeps swizzle 2 at 2.1 % padding (its own fit), a forward op drops to 1 (the default 2 %).
-  const gemm::KernelChoice bwd = op_choice(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 4096);
+  // Through op_choice at widths and an M no H100 row is near (Llama-2-7B's FFN 11008, M = 11000):
+  // the SwiGLU backward keeps swizzle 2 at 2.3 % padding (its own fit, 3 %), a forward op drops to
+  // 1 (the default 2 %).
+  const gemm::KernelChoice bwd = op_choice(kH100, OpKey::kLinearSwigluBwd, 11000, 11008, 4096);
   EXPECT_EQ(bwd.config, wide.config);
   EXPECT_EQ(bwd.swizzle, 2);
-  const gemm::KernelChoice fwd = op_choice(kH100, OpKey::kLinearSwiglu, 12000, 24576, 4096);
+  const gemm::KernelChoice fwd = op_choice(kH100, OpKey::kLinearSwiglu, 11000, 22016, 4096);
   EXPECT_EQ(fwd.config, wide.config);
   EXPECT_EQ(fwd.swizzle, 1);
 }
