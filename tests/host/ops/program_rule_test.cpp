@@ -136,9 +136,9 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
         }
 }
 
-// On the H100, from K = 4096, the fallback's Pingpong 128 x 128 along N widens to 128 x 192 (where
-// the op's program has it), and so does the SwiGLU backward's kernel; everything else, and every
-// other GPU, keeps the rule (wide_pingpong_where_measured).
+// On the H100, from K = 4096 and M = 4096, the fallback's Pingpong 128 x 128 along N widens to
+// 128 x 192 (where the op's program has it), and so does the SwiGLU backward's kernel; everything
+// else, and every other GPU, keeps the rule (wide_pingpong_where_measured).
 TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   constexpr gemm::TunedGpu kH100 = gemm::TunedGpu::kH100;
   const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x192Cluster2x1,
@@ -157,11 +157,16 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   EXPECT_FALSE(epilogue::has_program_instance(OpKey::kLinearQknormRope, wide.config));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 12000, 6144, 4096),
             forward_program_rule(12000, 6144, 4096));
-  // The SwiGLU backward: 128 x 192 at K = 4096 and 8192, Pingpong 128 x 128 at K = 2048.
+  // The SwiGLU backward: 128 x 192 at K = 4096 and 8192, Pingpong 128 x 128 at K = 2048 and below
+  // the measured M (4096 tokens).
   for (std::int64_t k : {4096, 8192})
     EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, k), wide) << k;
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 2048).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 4095, 12288, 4096).config,
+            gemm::TileConfig::kPingpong128x128Cluster2x1);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 3000, 24576, 4096),
+            forward_program_rule(3000, 24576, 4096));
   // Through op_choice at widths and an M no H100 row is near (Llama-2-7B's FFN 11008, M = 11000):
   // the SwiGLU backward keeps swizzle 2 at 2.3 % padding (its own fit, 3 %), a forward op drops to
   // 1 (the default 2 %).
