@@ -41,8 +41,8 @@ class Model:
         return (self.q_heads + 2 * self.kv_heads) * self.head_dim
 
 
-# Llama-3's widths, which the op tables were tuned at, and Qwen3-8B's (FFN 12288, vocab 151936):
-# widths no table row is near, so at an M outside the tables its ops run the rule (fallback_of).
+# Llama-3's widths, which the op tables were tuned at, and Qwen3-8B's (FFN 12288, vocab 151936),
+# another model's widths (docs/benchmarks.md §1: what they check).
 MODELS = {"1B": Model(2048, 32, 8, 64, 8192), "8B": Model(4096, 32, 8, 128, 14336),
           "70B": Model(8192, 64, 8, 128, 28672), "Qwen3-8B": Model(4096, 32, 8, 128, 12288, 151936)}
 
