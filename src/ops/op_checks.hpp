@@ -46,14 +46,15 @@ TensorView dgrad_b(const TensorView& W);
 gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // On the H100, from K = 4096 and M = 4096, the fallback's Pingpong 128×128 along N becomes
 // Pingpong 128×192 along N with swizzle 2 (where the op's program is compiled for it: not the
-// QK-norm ones), and so does the SwiGLU backward's kernel at every K from 4096. Over the H100 op tuner's 34 rows at
-// K = 4096 (8B widths) and the SwiGLU backward's at K = 8192 (70B), every candidate timed at
-// M = 4096–32768 (bench/RESULTS.md, twenty-eighth session), it is within 0.92 of the best
-// candidate on every forward row (worst 0.947) and within 0.90 (M = 4686) to 1.00 on the SwiGLU
-// backward's, where Pingpong 128×128 along N read as low as 0.81 and 0.78. Why (a reading, not
-// measured): the wider tile reads fewer operand bytes per FLOP, and Pingpong still hides the
-// epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best; below M = 4096, on
-// the H200, and on a GPU without tables, nothing was measured: `rule` is returned unchanged.
+// QK-norm ones), and so does the SwiGLU backward's kernel at every K from 4096. Over the H100 op
+// tuner's 34 rows at K = 4096 (8B widths) and the SwiGLU backward's at K = 8192 (70B), every
+// candidate timed at M = 4096–32768 (bench/RESULTS.md, twenty-eighth session), it is within 0.92
+// of the best candidate on every forward row (worst 0.947) and within 0.90 (M = 4686) to 1.00 on
+// the SwiGLU backward's, where Pingpong 128×128 along N read as low as 0.81 and 0.78. Why (a
+// reading, not measured): the wider tile reads fewer operand bytes per FLOP, and Pingpong still
+// hides the epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best; below
+// M = 4096, on the H200, and on a GPU without tables, nothing was measured: `rule` is returned
+// unchanged.
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                                 std::int64_t k, const gemm::KernelChoice& rule);
 // A forward fused op's kernel where no tuned shape is near (docs/design.md §10.1). The epilogue's

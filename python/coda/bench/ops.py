@@ -159,15 +159,17 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
 
 
 def kernel_ran(case: Case) -> str | None:
-    """The kernel the op's last call on this thread ran, "config raster swizzle" (the table row, the
-    nearest tuned M or the rule: what a row's figures timed); None for a case of several ops."""
+    """The kernel the op's last call on this thread ran, named as the tuner names its candidates
+    (the table row, the nearest tuned M or the rule: what a row's figures timed); None before the
+    op's first call and for a case of several ops."""
     from coda._native import C
+    from coda.bench.tune import _describe  # tune imports this module
 
     try:
         choice = C.last_op_choice(case.op_key)
     except ValueError:  # no op of that name: the case runs several (CE forward + backward)
         return None
-    return None if choice is None else " ".join(str(part) for part in choice)
+    return None if choice is None else _describe(choice)
 
 
 RATIOS = (("coda", "torch_matmul"), ("coda", "coda_gemm"), ("coda_gemm", "torch_matmul"), ("coda", "compile"),

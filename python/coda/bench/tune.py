@@ -38,7 +38,8 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import _operand_sets, _rotating, add_run_arguments, check, round_ratio, run_metadata, start_run
+from coda.bench.ops import (_operand_sets, _rotating, add_run_arguments, check, kernel_ran, round_ratio,
+                            run_metadata, start_run)
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -107,7 +108,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
     case.coda(sets[0])  # once more as the op runs today, to name the kernel it chose
-    today_kernel = C.last_op_choice(case.op_key)
+    today_kernel = kernel_ran(case)
 
     def ratio(name):
         return round_ratio(result.round_medians_ms, result.errors, name, "torch_matmul")
@@ -127,7 +128,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
         confirmed = confirm(steps, best, watch, args)
     row = {"name": case.name, "op": case.op_key, "shape": model_name, "M": m, "N": n, "K": k,
            "candidates": [{"kernel": _describe(candidates[i]), "x_matmul": ratios[f"c{i}"]} for i in runnable],
-           "today_kernel": _describe(today_kernel) if today_kernel else None,
+           "today_kernel": today_kernel,
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "confirmed": confirmed, "check_passed": passed, "errors": result.errors,
            "rounds_ms": result.round_medians_ms,
