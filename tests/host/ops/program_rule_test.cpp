@@ -151,8 +151,10 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
               forward_program_rule(12000, 24576, 4096)) << gemm::to_string(gpu);
   // Not widened: K below 4096, Cooperative from K = 8192, the walk along M of a small A, and the
   // QK-norm programs (not compiled for 128 x 192).
-  for (auto [m, k] : {std::pair<std::int64_t, std::int64_t>{12000, 3584}, {12000, 8192}, {1024, 4096}})
-    EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, m, 24576, k), forward_program_rule(m, 24576, k))
+  using Mk = std::pair<std::int64_t, std::int64_t>;
+  for (auto [m, k] : {Mk{12000, 3584}, Mk{12000, 8192}, Mk{1024, 4096}})
+    EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, m, 24576, k),
+              forward_program_rule(m, 24576, k))
         << m << " x " << k;
   EXPECT_FALSE(epilogue::has_program_instance(OpKey::kLinearQknormRope, wide.config));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 12000, 6144, 4096),
