@@ -18,6 +18,8 @@
 #include <cutlass/epilogue/fusion/sm90_visitor_store_tma_warpspecialized.hpp>
 #include <cutlass/functional.h>
 
+#include "coda/epilogue/column_partial_sum.hpp"
+
 namespace coda::epilogue {
 
 namespace detail {
@@ -39,19 +41,10 @@ using PerRowPartialSum = PerRowPartial<Ctx, cutlass::plus, Child>;
 template <class Ctx, class Child>
 using PerRowPartialSumSquares = PerRowPartial<Ctx, cutlass::square_and_plus, Child>;
 
+// The per-column node is CODA's own (column_partial_sum.hpp says why).
 template <class Ctx>
-using PerColPartialSumNode = cutlass::epilogue::fusion::Sm90RowReduction<
-    cutlass::plus, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
-    detail::kRound, cute::Stride<cute::_0, cute::_1, std::int64_t>, 4, true,
-    /*FinalReduction=*/false, /*VisitCheckOOB=*/true>;
-
+using PerColPartialSumNode = ColumnPartialSumNode<Ctx>;
 template <class Ctx, class Child>
-using PerColPartialSum = cutlass::epilogue::fusion::Sm90EVT<PerColPartialSumNode<Ctx>, Child>;
-
-// The reduction node's arguments: where its partials go.
-template <class Node>
-typename Node::Arguments partial_args(float* partials) {
-  return {partials, 0.0f, {}};
-}
+using PerColPartialSum = ColumnPartialSum<Ctx, Child>;
 
 }  // namespace coda::epilogue

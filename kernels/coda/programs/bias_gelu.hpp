@@ -45,7 +45,7 @@ struct BiasGeluBwd {
   template <class Args>
   static void fill(Args& a, const Params& p) {
     a.op_0.op_1.op_0 = {static_cast<const bf16*>(p.pre), bf16(0), row_major_stride(p.pre_stride)};
-    a.op_1 = {p.dbias_partials, 0.0f, {}};
+    a.op_1 = {p.dbias_partials};
   }
 };
 CODA_COMPILE_PROGRAM(BiasGeluBwd, kAkBn, bf16);

@@ -32,7 +32,7 @@ struct BiasSiluColSum {
   template <class Args>
   static void fill(Args& a, const Params& p) {
     a.op_0.op_0.op_1 = {static_cast<const bf16*>(p.bias), bf16(0), {}};  // b[n]
-    a.op_1 = {p.col_partials, 0.0f, {}};
+    a.op_1 = {p.col_partials};
   }
 };
 CODA_COMPILE_EXAMPLE(BiasSiluColSum, kAkBk, bf16);

@@ -47,7 +47,7 @@ struct RmsNormBwd {
     cute::get<4>(a) = p.rstd;
     cute::get<6>(a) = {static_cast<const bf16*>(p.norm_weight), bf16(0), {}};
     cute::get<8>(a) = {static_cast<bf16*>(p.normed), row_major_stride(p.normed_stride)};
-    cute::get<10>(a) = {p.dw_partials, 0.0f, {}};
+    cute::get<10>(a) = {p.dw_partials};
     cute::get<11>(a) = {p.zdz, 0.0f, {}};
     cute::get<12>(a) = {{1.0f / float(p.rstd.sums.width)}, {nullptr}, {}};
   }

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Family 4, the per-column partial sum (∂b of a bias, ∂w of an RMSNorm weight):
+//   ColumnPartialSumNode<Ctx>   partial[t, n] = Σ_{m in M-tile t} X[m, n]   (passes X on)
+// in the layout of partial_reduction.hpp (float [ceil(M / tile_M)][round_up(N, tile_N)]).
+//
+// Why not CUTLASS's Sm90RowReduction: it keeps every column of the CTA tile a thread touches in
+// registers until the tile's last subtile (32 floats a thread under Pingpong 128 × 128, 64 under
+// Cooperative 128 × 256), and under Pingpong ptxas puts them in a 496–1088 B local-memory frame
+// (docs/design.md §10.1). This node holds one subtile's columns only (8 floats a thread at 32
+// columns): `visit` adds the thread's rows into them; `reduce`, after each subtile, sums them over
+// the 8 lanes that hold the same columns (a reduce-scatter: 7 shuffles, one column a lane) and adds
+// each warp's column sums into shared memory; after the tile's last subtile the epilogue's threads
+// add the warps' sums in a fixed order and store the tile's row of partials. Every register index
+// is static. Deterministic: no atomics, a fixed order. Elements outside (M, N) count as 0.
+#pragma once
+
+#include "coda/epilogue/cutlass_fusion.hpp"
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cute/tensor.hpp>
+#include <cutlass/array.h>
+#include <cutlass/epilogue/dispatch_policy.hpp>
+
+#include "coda/epilogue/node.hpp"
+
+namespace coda::epilogue {
+
+struct ColumnPartialsArguments {
+  float* partials = nullptr;  // ceil(M / tile_M) × round_up(N, tile_N) floats
+};
+
+template <class Ctx>
+struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
+  static constexpr int kTileM = cute::size<0>(typename Ctx::TileShape{});
+  static constexpr int kTileN = cute::size<1>(typename Ctx::TileShape{});
+  // The warps that share one tile's epilogue: two warp groups under Cooperative; under Pingpong
+  // one, and the two warp groups' epilogues run one after the other (CUTLASS orders them), so
+  // they can share the buffer.
+  static constexpr int kWarps =
+      std::is_base_of_v<cutlass::epilogue::TmaWarpSpecializedCooperative, typename Ctx::Schedule>
+          ? 8
+          : 4;
+  static_assert(kTileN % 32 == 0, "ColumnPartialSum: the tile's N must be a multiple of 32");
+
+  struct SharedStorage {
+    alignas(16) float sums[kWarps][kTileN];  // per warp: its rows' sum of each tile column
+  };
+
+  CUTLASS_HOST_DEVICE ColumnPartialSumNode() {}
+  CUTLASS_HOST_DEVICE ColumnPartialSumNode(Params const& p, SharedStorage const& s)
+      : RegisterNode(p, typename RegisterNode::SharedStorage{}),
+        sums(const_cast<float*>(&s.sums[0][0])) {}
+  float* sums;
+
+  template <class Coords, class Columns, class ColumnCoords>
+  struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
+    CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, Columns columns,
+                                          ColumnCoords column_coords, int tile_m, int tile_n0,
+                                          bool has_work, bool check_bounds, int warp,
+                                          int thread_idx, float* sums, Params const& params)
+        : coords(coords), columns(columns), column_coords(column_coords), tile_m(tile_m),
+          tile_n0(tile_n0), has_work(has_work), check_bounds(check_bounds), warp(warp),
+          thread_idx(thread_idx), sums(sums), params(params) {}
+    Coords coords;
+    Columns columns;             // this subtile's column sums, stride 0 along M
+    ColumnCoords column_coords;  // (EPI_M, EPI_N)-indexed coordinates of the thread's columns
+    int tile_m, tile_n0;         // the tile's M index and first column
+    bool has_work, check_bounds;
+    int warp, thread_idx;
+    float* sums;
+    Params const& params;
+
+    CUTLASS_DEVICE float* warp_sums(int w) const { return sums + w * kTileN; }
+
+    CUTLASS_DEVICE void begin() {
+      if (!has_work) return;
+      CUTLASS_PRAGMA_UNROLL
+      for (int n = cutlass::canonical_lane_idx(); n < kTileN; n += 32) warp_sums(warp)[n] = 0.0f;
+      __syncwarp();  // each lane adds into columns other lanes of its warp zeroed
+      cute::fill(columns, 0.0f);
+    }
+
+    template <class ElementAcc, class ElementIn, int F>
+    CUTLASS_DEVICE cutlass::Array<ElementIn, F> visit(cutlass::Array<ElementAcc, F> const&,
+                                                      int epi_v, int epi_m, int epi_n,
+                                                      cutlass::Array<ElementIn, F> const& x) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < F; ++i) {
+        const bool outside = check_bounds && !coords.template in_bounds<F>(epi_v, epi_m, epi_n, i);
+        columns(epi_v * F + i) += outside ? 0.0f : float(x[i]);
+      }
+      return x;
+    }
+
+    template <class STensor, class SyncFn, class VTensor>
+    CUTLASS_DEVICE void reduce(STensor&&, SyncFn const& sync_fn, int epi_m, int epi_n,
+                               bool is_last_iteration, VTensor) {
+      if (!has_work) return;  // uniform over the CTA
+      auto unique = cute::filter_zeros(columns);
+      constexpr int C = decltype(cute::size(unique))::value;
+      static_assert((C & (C - 1)) == 0, "ColumnPartialSum: a power-of-two columns a thread");
+      float a[C];
+      CUTLASS_PRAGMA_UNROLL
+      for (int k = 0; k < C; ++k) a[k] = unique(k);
+      cute::fill(columns, 0.0f);
+
+      // Lanes 4 apart hold the same columns of other rows (node.hpp). Each step halves the
+      // columns a lane keeps: it sends the half its partner keeps and adds what it receives.
+      // Once one is left, the remaining steps add without splitting.
+      const int lane = cutlass::canonical_lane_idx();
+      int slot = 0;            // which of the C columns a[0] ends up summing
+      bool writer = true;      // one lane per column stores it
+      CUTLASS_PRAGMA_UNROLL
+      for (int step = 0; step < 3; ++step) {
+        const int mask = 16 >> step;
+        const bool upper = (lane & mask) != 0;
+        const int half = C >> (step + 1);
+        if (half >= 1) {
+          CUTLASS_PRAGMA_UNROLL
+          for (int k = 0; k < (C >> 1); ++k) {
+            if (k < half) {
+              const float send = upper ? a[k] : a[k + half];
+              const float keep = upper ? a[k + half] : a[k];
+              a[k] = keep + shuffle_xor(send, mask);
+            }
+          }
+          slot += upper ? half : 0;
+        } else {
+          a[0] += shuffle_xor(a[0], mask);
+          writer = writer && !upper;
+        }
+      }
+      constexpr int kKept = C >= 8 ? C / 8 : 1;
+      if (writer) {
+        // Columns do not change with epi_m (stride 0 along M; that mode is size 1 here).
+        auto coords_mn = column_coords(cute::_, cute::_, cute::_, 0, epi_n);
+        CUTLASS_PRAGMA_UNROLL
+        for (int r = 0; r < kKept; ++r) {
+          const int n = coords.n0 + int(cute::get<1>(coords_mn(slot + r))) - tile_n0;
+          warp_sums(warp)[n] += a[r];
+        }
+      }
+      if (!is_last_iteration) return;
+
+      sync_fn();  // every warp's sums are in
+      for (int n = thread_idx; n < kTileN; n += kWarps * 32) {
+        float total = 0.0f;
+        CUTLASS_PRAGMA_UNROLL
+        for (int w = 0; w < kWarps; ++w) total += warp_sums(w)[n];
+        const std::int64_t padded = std::int64_t(coords.N + kTileN - 1) / kTileN * kTileN;
+        params.partials[tile_m * padded + tile_n0 + n] = total;
+      }
+      sync_fn();  // read before the next tile's epilogue zeroes them
+    }
+  };
+
+  template <bool ReferenceSrc, class... Args>
+  CUTLASS_DEVICE auto get_consumer_store_callbacks(
+      cutlass::epilogue::fusion::detail::ConsumerStoreArgs<Args...> const& args) {
+    using namespace cute;
+    auto [M, N, K, L] = args.problem_shape_mnkl;
+    // Registers shaped like one subtile of the thread's partition, stride 0 along M: element i
+    // of any fragment aliases its column's register.
+    Tensor by_column = make_tensor(make_gmem_ptr(static_cast<float const*>(nullptr)),
+                                   make_layout(make_shape(M, N, L), make_stride(_0{}, _1{}, _0{})));
+    Tensor tCgColumns = cutlass::epilogue::fusion::sm90_partition_for_epilogue<ReferenceSrc>(
+        by_column, args.tile_shape_mnk, args.tile_coord_mnkl, args.epi_tile, args.tiled_copy,
+        args.thread_idx);
+    Tensor columns = make_tensor_like<float>(tCgColumns(_, _, _, 0, 0));
+    // The coordinates of the compact columns, per subtile (relative to the thread's first
+    // element, like tCcD).
+    auto column_coords = filter_zeros(args.tCcD, tCgColumns.stride());
+    auto coords = fragment_coords(args);
+    const int tile_m = int(get<0>(args.tile_coord_mnkl));
+    const int tile_n0 = int(get<1>(args.tile_coord_mnkl)) * kTileN;
+    return ConsumerStoreCallbacks<decltype(coords), decltype(columns), decltype(column_coords)>(
+        coords, columns, column_coords, tile_m, tile_n0, tile_in_bounds(args),
+        !tile_interior(args), args.thread_idx / 32, args.thread_idx, sums, params);
+  }
+};
+
+template <class Ctx, class Child>
+using ColumnPartialSum = cutlass::epilogue::fusion::Sm90EVT<ColumnPartialSumNode<Ctx>, Child>;
+
+}  // namespace coda::epilogue
