@@ -12,16 +12,19 @@
 // each warp's column sums into shared memory; after the tile's last subtile the epilogue's threads
 // add the warps' sums in a fixed order and store the tile's row of partials. Every register index
 // is static. Deterministic: no atomics, a fixed order. Elements outside (M, N) count as 0.
+// Its cost is a lane reduction and a shared-memory update after every subtile, where CUTLASS's
+// reduces once a tile: hidden under Pingpong, where the other warp group's mainloop runs beside
+// the epilogue, but not under Cooperative, where it made the ops 5-12 % slower — and where
+// CUTLASS's registers need no local memory. So programs get it under Pingpong only
+// (partial_reduction.hpp).
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
 
 #include <cstdint>
-#include <type_traits>
 
 #include <cute/tensor.hpp>
 #include <cutlass/array.h>
-#include <cutlass/epilogue/dispatch_policy.hpp>
 
 #include "coda/epilogue/node.hpp"
 
@@ -38,10 +41,7 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
   // The warps that share one tile's epilogue: two warp groups under Cooperative; under Pingpong
   // one, and the two warp groups' epilogues run one after the other (CUTLASS orders them), so
   // they can share the buffer.
-  static constexpr int kWarps =
-      std::is_base_of_v<cutlass::epilogue::TmaWarpSpecializedCooperative, typename Ctx::Schedule>
-          ? 8
-          : 4;
+  static constexpr int kWarps = Ctx::kCooperative ? 8 : 4;
   static_assert(kTileN % 32 == 0, "ColumnPartialSum: the tile's N must be a multiple of 32");
 
   struct SharedStorage {

@@ -31,6 +31,10 @@ struct EpilogueContext {
   using EpilogueTile = EpilogueTile_;  // subtile visited per step (EPI_M, EPI_N)
   using ElementD = ElementD_;
   using Schedule = EpilogueSchedule_;
+  // Two warp groups share each tile's epilogue (Cooperative), or one warp group owns a tile and the
+  // two take turns (Pingpong; their epilogues run one after the other).
+  static constexpr bool kCooperative =
+      std::is_base_of_v<cutlass::epilogue::TmaWarpSpecializedCooperative, Schedule>;
   using BuilderDescriptor = cutlass::epilogue::collective::detail::EpilogueDescriptor<
       TileShape, EpilogueTile, void, ElementD, Schedule>;
   using Descriptor = std::conditional_t<LoadStages_ == 0, BuilderDescriptor,

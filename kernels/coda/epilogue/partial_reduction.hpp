@@ -13,6 +13,7 @@
 #include "coda/epilogue/cutlass_fusion.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cute/tensor.hpp>
 #include <cutlass/epilogue/fusion/sm90_visitor_store_tma_warpspecialized.hpp>
@@ -41,10 +42,19 @@ using PerRowPartialSum = PerRowPartial<Ctx, cutlass::plus, Child>;
 template <class Ctx, class Child>
 using PerRowPartialSumSquares = PerRowPartial<Ctx, cutlass::square_and_plus, Child>;
 
-// The per-column node is CODA's own (column_partial_sum.hpp says why).
+// The per-column node: CUTLASS's under Cooperative, CODA's own under Pingpong, where CUTLASS's
+// keeps the tile's columns in local memory (column_partial_sum.hpp says why and what each costs).
+// Both take Arguments {partials}.
 template <class Ctx>
-using PerColPartialSumNode = ColumnPartialSumNode<Ctx>;
+using CutlassColumnPartialSumNode = cutlass::epilogue::fusion::Sm90RowReduction<
+    cutlass::plus, cutlass::plus, cutlass::plus, 0, typename Ctx::TileShape, float, float,
+    detail::kRound, cute::Stride<cute::_0, cute::_1, std::int64_t>, 4, true,
+    /*FinalReduction=*/false, /*VisitCheckOOB=*/true>;
+
+template <class Ctx>
+using PerColPartialSumNode = std::conditional_t<Ctx::kCooperative, CutlassColumnPartialSumNode<Ctx>,
+                                                ColumnPartialSumNode<Ctx>>;
 template <class Ctx, class Child>
-using PerColPartialSum = ColumnPartialSum<Ctx, Child>;
+using PerColPartialSum = cutlass::epilogue::fusion::Sm90EVT<PerColPartialSumNode<Ctx>, Child>;
 
 }  // namespace coda::epilogue

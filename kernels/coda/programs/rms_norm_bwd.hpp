@@ -14,10 +14,12 @@ namespace coda::epilogue {
 // ∂w partials. A DAG: G, u and w each feed several nodes.
 struct RmsNormBwd {
   using Params = RmsNormBwdParams;
-  // Not compiled for Pingpong 128x192 (192 accumulators a thread; scripts/instances.py): CUTLASS's
-  // column reduction refuses the 16-column subtile that would make room, at 32 columns it spills
-  // (ptxas: 604 B of stores, 1076 of loads), and no tuned row on either GPU chose it, nor the
-  // layer-tune runs (bench/RESULTS.md, twenty-second and twenty-third sessions).
+  // Not compiled for Pingpong 128x192 (192 accumulators a thread; scripts/instances.py): with
+  // CUTLASS's column reduction, which refuses the 16-column subtile that would make room, it
+  // spilled at 32 columns (ptxas: 604 B of stores, 1076 of loads), and no tuned row on either GPU
+  // chose it, nor the layer-tune runs (bench/RESULTS.md, twenty-second and twenty-third sessions).
+  // Under Pingpong the column node is now CODA's (column_partial_sum.hpp), which takes 16 columns:
+  // not tried yet.
   static constexpr bool kHeavyAccumulatorConfigs = false;
   template <class Ctx>
   using Callbacks =
