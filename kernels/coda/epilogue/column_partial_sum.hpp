@@ -36,50 +36,47 @@ struct ColumnPartialsArguments {
 
 template <class Ctx>
 struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
-  static constexpr int kTileM = cute::size<0>(typename Ctx::TileShape{});
   static constexpr int kTileN = cute::size<1>(typename Ctx::TileShape{});
-  // The warps that share one tile's epilogue: two warp groups under Cooperative; under Pingpong
-  // one, and the two warp groups' epilogues run one after the other (CUTLASS orders them), so
-  // they can share the buffer.
+  static constexpr int kEpiN = cute::size<1>(typename Ctx::EpilogueTile{});
+  static constexpr int kSubtilesN = kTileN / kEpiN;
+  // The warps that share one tile's epilogue: two warp groups under Cooperative, one under
+  // Pingpong.
   static constexpr int kWarps = Ctx::kCooperative ? 8 : 4;
-  static_assert(kTileN % 32 == 0, "ColumnPartialSum: the tile's N must be a multiple of 32");
-
-  struct SharedStorage {
-    alignas(16) float sums[kWarps][kTileN];  // per warp: its rows' sum of each tile column
-  };
-
-  CUTLASS_HOST_DEVICE ColumnPartialSumNode() {}
-  CUTLASS_HOST_DEVICE ColumnPartialSumNode(Params const& p, SharedStorage const& s)
-      : RegisterNode(p, typename RegisterNode::SharedStorage{}),
-        sums(const_cast<float*>(&s.sums[0][0])) {}
-  float* sums;
+  static_assert(kTileN % kEpiN == 0 && kEpiN % 4 == 0, "ColumnPartialSum: unexpected subtile");
+  using RegisterNode::RegisterNode;
 
   template <class Coords, class Columns, class ColumnCoords>
   struct ConsumerStoreCallbacks : cutlass::epilogue::fusion::detail::EmptyConsumerStoreCallbacks {
     CUTLASS_DEVICE ConsumerStoreCallbacks(Coords coords, Columns columns,
                                           ColumnCoords column_coords, int tile_m, int tile_n0,
                                           bool has_work, bool check_bounds, int warp,
-                                          int thread_idx, float* sums, Params const& params)
+                                          int thread_idx, Params const& params)
         : coords(coords), columns(columns), column_coords(column_coords), tile_m(tile_m),
           tile_n0(tile_n0), has_work(has_work), check_bounds(check_bounds), warp(warp),
-          thread_idx(thread_idx), sums(sums), params(params) {}
+          thread_idx(thread_idx), params(params) {}
     Coords coords;
     Columns columns;             // this subtile's column sums, stride 0 along M
     ColumnCoords column_coords;  // (EPI_M, EPI_N)-indexed coordinates of the thread's columns
     int tile_m, tile_n0;         // the tile's M index and first column
     bool has_work, check_bounds;
     int warp, thread_idx;
-    float* sums;
     Params const& params;
 
-    CUTLASS_DEVICE float* warp_sums(int w) const { return sums + w * kTileN; }
+    // After the lane reduction a lane keeps kKept columns of each subtile column block; their
+    // sums over the warp's rows of the whole tile, by (block, column).
+    static constexpr int kColumns = decltype(cute::size(cute::filter_zeros(Columns{})))::value;
+    static constexpr int kKept = kColumns >= 8 ? kColumns / 8 : 1;
+    float kept[kSubtilesN][kKept];
+    int slot = 0;         // which of a subtile's kColumns columns kept[.][0] sums
+    bool writer = true;   // the one lane per column that stores it
 
     CUTLASS_DEVICE void begin() {
-      if (!has_work) return;
-      CUTLASS_PRAGMA_UNROLL
-      for (int n = cutlass::canonical_lane_idx(); n < kTileN; n += 32) warp_sums(warp)[n] = 0.0f;
-      __syncwarp();  // each lane adds into columns other lanes of its warp zeroed
       cute::fill(columns, 0.0f);
+      CUTLASS_PRAGMA_UNROLL
+      for (int b = 0; b < kSubtilesN; ++b) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int r = 0; r < kKept; ++r) kept[b][r] = 0.0f;
+      }
     }
 
     template <class ElementAcc, class ElementIn, int F>
@@ -95,11 +92,11 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
     }
 
     template <class STensor, class SyncFn, class VTensor>
-    CUTLASS_DEVICE void reduce(STensor&&, SyncFn const& sync_fn, int epi_m, int epi_n,
+    CUTLASS_DEVICE void reduce(STensor&& smem_buffer, SyncFn const& sync_fn, int epi_m, int epi_n,
                                bool is_last_iteration, VTensor) {
       if (!has_work) return;  // uniform over the CTA
       auto unique = cute::filter_zeros(columns);
-      constexpr int C = decltype(cute::size(unique))::value;
+      constexpr int C = kColumns;
       static_assert((C & (C - 1)) == 0, "ColumnPartialSum: a power-of-two columns a thread");
       float a[C];
       CUTLASS_PRAGMA_UNROLL
@@ -110,8 +107,8 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
       // columns a lane keeps: it sends the half its partner keeps and adds what it receives.
       // Once one is left, the remaining steps add without splitting.
       const int lane = cutlass::canonical_lane_idx();
-      int slot = 0;            // which of the C columns a[0] ends up summing
-      bool writer = true;      // one lane per column stores it
+      slot = 0;
+      writer = true;
       CUTLASS_PRAGMA_UNROLL
       for (int step = 0; step < 3; ++step) {
         const int mask = 16 >> step;
@@ -132,27 +129,39 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
           writer = writer && !upper;
         }
       }
-      constexpr int kKept = C >= 8 ? C / 8 : 1;
-      if (writer) {
-        // Columns do not change with epi_m (stride 0 along M; that mode is size 1 here).
-        auto coords_mn = column_coords(cute::_, cute::_, cute::_, 0, epi_n);
-        CUTLASS_PRAGMA_UNROLL
-        for (int r = 0; r < kKept; ++r) {
-          const int n = coords.n0 + int(cute::get<1>(coords_mn(slot + r))) - tile_n0;
-          warp_sums(warp)[n] += a[r];
-        }
-      }
+      CUTLASS_PRAGMA_UNROLL
+      for (int r = 0; r < kKept; ++r) kept[epi_n][r] += a[r];
       if (!is_last_iteration) return;
 
+      // The warps' sums meet in the subtile's store buffer, free until this subtile is copied
+      // into it (as CUTLASS's reductions use it): one row of tile columns a warp.
+      float* sums = reinterpret_cast<float*>(cute::raw_pointer_cast(smem_buffer.data()));
+      static_assert(sizeof(float) * kWarps * kTileN <=
+                        sizeof(typename cute::remove_cvref_t<STensor>::value_type) *
+                            decltype(cute::cosize(smem_buffer.layout()))::value,
+                    "ColumnPartialSum: the warps' sums do not fit the store buffer");
+      sync_fn();  // the buffer's last TMA store has read it
+      if (writer) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int b = 0; b < kSubtilesN; ++b) {
+          // Columns do not change with epi_m (stride 0 along M; that mode is size 1 here).
+          auto coords_b = column_coords(cute::_, cute::_, cute::_, 0, b);
+          CUTLASS_PRAGMA_UNROLL
+          for (int r = 0; r < kKept; ++r) {
+            const int n = coords.n0 + int(cute::get<1>(coords_b(slot + r))) - tile_n0;
+            sums[warp * kTileN + n] = kept[b][r];
+          }
+        }
+      }
       sync_fn();  // every warp's sums are in
+      const std::int64_t padded = std::int64_t(coords.N + kTileN - 1) / kTileN * kTileN;
       for (int n = thread_idx; n < kTileN; n += kWarps * 32) {
         float total = 0.0f;
         CUTLASS_PRAGMA_UNROLL
-        for (int w = 0; w < kWarps; ++w) total += warp_sums(w)[n];
-        const std::int64_t padded = std::int64_t(coords.N + kTileN - 1) / kTileN * kTileN;
+        for (int w = 0; w < kWarps; ++w) total += sums[w * kTileN + n];
         params.partials[tile_m * padded + tile_n0 + n] = total;
       }
-      sync_fn();  // read before the next tile's epilogue zeroes them
+      sync_fn();  // read before this subtile is copied into the buffer
     }
   };
 
@@ -177,7 +186,7 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
     const int tile_n0 = int(get<1>(args.tile_coord_mnkl)) * kTileN;
     return ConsumerStoreCallbacks<decltype(coords), decltype(columns), decltype(column_coords)>(
         coords, columns, column_coords, tile_m, tile_n0, tile_in_bounds(args),
-        !tile_interior(args), args.thread_idx / 32, args.thread_idx, sums, params);
+        !tile_interior(args), args.thread_idx / 32, args.thread_idx, params);
   }
 };
 
