@@ -6,17 +6,19 @@
 // Why not CUTLASS's Sm90RowReduction: it keeps every column of the CTA tile a thread touches in
 // registers until the tile's last subtile (32 floats a thread under Pingpong 128 × 128, 64 under
 // Cooperative 128 × 256), and under Pingpong ptxas puts them in a 496–1088 B local-memory frame
-// (docs/design.md §10.1). This node holds one subtile's columns only (8 floats a thread at 32
-// columns): `visit` adds the thread's rows into them; `reduce`, after each subtile, sums them over
-// the 8 lanes that hold the same columns (a reduce-scatter: 7 shuffles, one column a lane) and adds
-// each warp's column sums into shared memory; after the tile's last subtile the epilogue's threads
-// add the warps' sums in a fixed order and store the tile's row of partials. Every register index
-// is static. Deterministic: no atomics, a fixed order. Elements outside (M, N) count as 0.
-// Its cost is a lane reduction and a shared-memory update after every subtile, where CUTLASS's
-// reduces once a tile: hidden under Pingpong, where the other warp group's mainloop runs beside
-// the epilogue, but not under Cooperative, where it made the ops 5-12 % slower — and where
-// CUTLASS's registers need no local memory. So programs get it under Pingpong only
-// (partial_reduction.hpp).
+// (docs/design.md §10). This node holds one subtile's columns (8 floats a thread at 32 columns):
+// `visit` adds the thread's rows into them; `reduce`, after each subtile, sums them over the 8
+// lanes that hold the same columns (a reduce-scatter: 7 shuffles, one column a lane) and adds the
+// result into the lane's per-tile sums (one float per subtile column block: all indices static,
+// no local memory); after the tile's last subtile the warps' sums meet in that subtile's store
+// buffer (free until the subtile is copied into it, as CUTLASS's reductions use it), and the
+// epilogue's threads add them in a fixed order and store the tile's row of partials. No shared
+// memory of its own, so no mainloop stage lost. Deterministic: no atomics, a fixed order.
+// Elements outside (M, N) count as 0.
+// Its cost is the lane reduction after every subtile, where CUTLASS's reduces once a tile: hidden
+// under Pingpong, where the other warp group's mainloop runs beside the epilogue, but not under
+// Cooperative, where it made the ops 5-12 % slower — and where CUTLASS's registers need no local
+// memory. So programs get it under Pingpong only (partial_reduction.hpp).
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
