@@ -171,14 +171,10 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
   CUTLASS_DEVICE auto get_consumer_store_callbacks(
       cutlass::epilogue::fusion::detail::ConsumerStoreArgs<Args...> const& args) {
     using namespace cute;
-    auto [M, N, K, L] = args.problem_shape_mnkl;
     // Registers shaped like one subtile of the thread's partition, stride 0 along M: element i
     // of any fragment aliases its column's register.
-    Tensor by_column = make_tensor(make_gmem_ptr(static_cast<float const*>(nullptr)),
-                                   make_layout(make_shape(M, N, L), make_stride(_0{}, _1{}, _0{})));
-    Tensor tCgColumns = cutlass::epilogue::fusion::sm90_partition_for_epilogue<ReferenceSrc>(
-        by_column, args.tile_shape_mnk, args.tile_coord_mnkl, args.epi_tile, args.tiled_copy,
-        args.thread_idx);
+    auto tCgColumns =
+        partition_of_vector<float, ReferenceSrc>(args, make_stride(_0{}, _1{}, _0{}));
     Tensor columns = make_tensor_like<float>(tCgColumns(_, _, _, 0, 0));
     // The coordinates of the compact columns, per subtile (relative to the thread's first
     // element, like tCcD).

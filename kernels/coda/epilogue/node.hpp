@@ -6,6 +6,7 @@
 //   FragmentCoords            the absolute (m, n) of each element of the fragment `visit` sees.
 //   make_row_registers<T>     one register per output row a thread holds, addressable with the
 //                             same (epi_m, epi_n, index) as the fragment (stride 0 along N).
+//   partition_of_vector<T>    the thread's partition of a per-row or per-column vector.
 //
 // Register layout these nodes rely on (Hopper wgmma accumulators, both schedules): a thread holds
 // columns in adjacent pairs (2j, 2j + 1) as consecutive fragment elements, the 4 lanes of a quad
@@ -103,19 +104,28 @@ CUTLASS_DEVICE bool tile_interior(Args const& args) {
          int(cute::get<1>(args.residue_cD)) >= int(cute::size<1>(args.tile_shape_mnk));
 }
 
+// The thread's partition (CPY, CPY_M, CPY_N, EPI_M, EPI_N) of an M×N vector broadcast along one
+// mode: `stride` (_1, _0, _0) gives one element per row, (_0, _1, _0) one per column. Only its
+// layout is used (the pointer is null): register tensors and coordinate views are shaped by it.
+template <class T, bool ReferenceSrc, class Args, class Stride>
+CUTLASS_DEVICE auto partition_of_vector(Args const& args, Stride stride) {
+  using namespace cute;
+  auto [M, N, K, L] = args.problem_shape_mnkl;
+  Tensor vector = make_tensor(make_gmem_ptr(static_cast<T const*>(nullptr)),
+                              make_layout(make_shape(M, N, L), stride));
+  return cutlass::epilogue::fusion::sm90_partition_for_epilogue<ReferenceSrc>(
+      vector, args.tile_shape_mnk, args.tile_coord_mnkl, args.epi_tile, args.tiled_copy,
+      args.thread_idx);
+}
+
 // Registers shaped like the thread's accumulator partition with stride 0 along N: element
 // (epi_m, epi_n, i) of any fragment aliases its row's register. `unique_rows(r)` is the compact
 // view (one element per row); `unique_row_coords(r, args)` the matching relative coordinates.
 template <class T, bool ReferenceSrc, class Args>
 CUTLASS_DEVICE auto make_row_registers(Args const& args) {
   using namespace cute;
-  auto [M, N, K, L] = args.problem_shape_mnkl;
-  Tensor rows = make_tensor(make_gmem_ptr(static_cast<T const*>(nullptr)),
-                            make_layout(make_shape(M, N, L), make_stride(_1{}, _0{}, _0{})));
-  Tensor tCgRows = cutlass::epilogue::fusion::sm90_partition_for_epilogue<ReferenceSrc>(
-      rows, args.tile_shape_mnk, args.tile_coord_mnkl, args.epi_tile, args.tiled_copy,
-      args.thread_idx);
-  return make_tensor_like<T>(tCgRows);
+  return make_tensor_like<T>(
+      partition_of_vector<T, ReferenceSrc>(args, make_stride(_1{}, _0{}, _0{})));
 }
 
 template <class RowRegisters>
