@@ -446,6 +446,17 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
     return TensorView::matrix(static_cast<char*>(t.data) + r0 * t.stride[0] * 2, t.dtype, n,
                               t.shape[1], t.stride[0], t.device);
   };
+  // dW += dlogitsᵀ · X_c: dlogits and X_c as the wgrad GEMM's M- and N-major operands.
+  auto dlogits_t = [&](const TensorView& chunk) {
+    return TensorView::matrix_col_major(chunk.data, DType::kBF16, v, chunk.shape[0], ld, X.device);
+  };
+  auto x_t = [&](const TensorView& x_rows) {
+    return TensorView::matrix_col_major(x_rows.data, DType::kBF16, h, x_rows.shape[0], X.stride[0],
+                                        X.device);
+  };
+  const gemm::KernelChoice wgrad{gemm::TileConfig::kCoop128x256Cluster2x1};
+  gemm::GemmOptions wgrad_store;
+  wgrad_store.choice = wgrad;
   // The chunk GEMMs' kernels (options.choice among them) are checked here, host-only: a bad
   // choice must fail before the first launch, not after the first chunk.
   const std::int64_t mc0 = std::min(rows, m);
@@ -455,6 +466,7 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                           data_parallel(gemm::OperandLayout::kAkBk, mc0, v, h));
     gemm::workspace_bytes(row_view(grads.dX, 0, mc0), logits0, w_n_major,
                           data_parallel(gemm::OperandLayout::kAkBn, mc0, h, v));
+    gemm::workspace_bytes(grads.dW, dlogits_t(logits0), x_t(row_view(X, 0, mc0)), wgrad_store);
   } catch (const Error& e) {
     check.fail(std::string("options.choice: for the chunk GEMMs, ") + e.what());
   }
@@ -477,12 +489,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                                                     int(m), count);
     check_launch("count kernel launch", kFwdBwd);
   }
-  if (!grads.accumulate_dW) {
-    const cudaError_t err =
-        cudaMemsetAsync(grads.dW.data, 0, std::size_t(v) * std::size_t(h) * 4, stream);
-    require(err == cudaSuccess, kFwdBwd, std::string("dW memset: ") + cudaGetErrorString(err));
-  }
-
   for (std::int64_t r0 = 0; r0 < m; r0 += rows) {
     const std::int64_t mc = std::min(rows, m - r0);
     const TensorView x_c = row_view(X, r0, mc);
@@ -508,11 +514,13 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
     // 3. dX rows = dlogits · W.
     gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major,
                data_parallel(gemm::OperandLayout::kAkBn, mc, h, v), stream);
-    // 4. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic).
-    epilogue::weight_grad_accumulate(
-        grads.dW, TensorView::matrix_col_major(logits, DType::kBF16, v, mc, ld, X.device),
-        TensorView::matrix_col_major(x_c.data, DType::kBF16, h, mc, X.stride[0], X.device), {},
-        {gemm::TileConfig::kCoop128x256Cluster2x1}, stream);
+    // 4. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic). Unless dW
+    // accumulates, the first chunk stores it: no memset, and no read of the zeros it wrote
+    // (2 × V·H·4 bytes less traffic, 4.2 GB at 8B widths).
+    if (r0 == 0 && !grads.accumulate_dW)
+      gemm::gemm(grads.dW, dlogits_t(logits_c), x_t(x_c), wgrad_store, stream);
+    else
+      epilogue::weight_grad_accumulate(grads.dW, dlogits_t(logits_c), x_t(x_c), {}, wgrad, stream);
   }
   if (reduce) {
     reduce_rows<<<1, kReduceThreads, 0, stream>>>(row_losses, valid, int(m),

@@ -60,7 +60,8 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
 //                               ⟨z, dz⟩ (linear_rmsnorm_bwd); optional
 // dlogits is never whole: rows go in chunks of ~1 GiB of bf16 logits (workspace), each chunk one
 // logits GEMM (the forward's, with the online lse), one element-wise pass that turns the logits
-// into dlogits in place, a dgrad GEMM into dX's rows and a wgrad GEMM that reduce-adds into dW.
+// into dlogits in place, a dgrad GEMM into dX's rows and a wgrad GEMM that reduce-adds into dW
+// (the first chunk's stores dW unless accumulate_dW: no zero-fill pass).
 // Deterministic; no host sync.
 struct CrossEntropyGrads {
   TensorView dX;               // [M, H] bf16
