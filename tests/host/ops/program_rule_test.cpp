@@ -86,9 +86,11 @@ TEST(ForwardProgramRule, WalksTheShorterMode) {
   EXPECT_EQ(forward_program_rule(300, 640, 64).raster, gemm::RasterOrder::kAlongM);
 }
 
-// The SwiGLU backward's own swizzle fit (swizzle_fit_of): a tuned swizzle survives the 2.1 %
-// padding of M = 12000 (94 tile rows of 128 rounded to 96) but not the 4.8 % of M = 5194 (42 to
-// 44), and a Pingpong choice then walks the shorter mode; every other op keeps the defaults.
+// The SwiGLU backward's own swizzle fit (swizzle_fit_of): the 8B row's Pingpong 128 × 192
+// swizzle 4 survives the 7.1 % padding of M = 13350 (106 × 75 cluster tiles rounded to 112 × 76),
+// a swizzle 8 at M = 5194 falls to 2 (42 tile rows of 128 rounded to 44: 4.8 %), and only where
+// no swizzle fits does a Pingpong choice fall to 1 and walk the shorter mode; every other op
+// keeps the defaults.
 TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   const gemm::KernelChoice tuned{gemm::TileConfig::kPingpong128x128Cluster2x1,
                                  gemm::RasterOrder::kAlongN, 8, gemm::Decomposition::kHeuristic};
@@ -97,8 +99,15 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   EXPECT_GT(at_12000.swizzle, 1);
   EXPECT_EQ(at_12000.raster, gemm::RasterOrder::kAlongN);
   const gemm::KernelChoice at_5194 = gemm::fit_swizzle(tuned, 5194, 8192, swiglu_bwd);
-  EXPECT_EQ(at_5194.swizzle, 1);
-  EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kHeuristic);
+  EXPECT_EQ(at_5194.swizzle, 2);
+  EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kAlongN);
+  const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x192Cluster2x1,
+                                gemm::RasterOrder::kAlongN, 4, gemm::Decomposition::kHeuristic};
+  EXPECT_EQ(gemm::fit_swizzle(wide, 13350, 14336, swiglu_bwd).swizzle, 4);
+  // 6 tile rows of 128 rounded to 8 for swizzle 2: 33 % padding, so swizzle 1 and the heuristic.
+  const gemm::KernelChoice at_700 = gemm::fit_swizzle(tuned, 700, 8192, swiglu_bwd);
+  EXPECT_EQ(at_700.swizzle, 1);
+  EXPECT_EQ(at_700.raster, gemm::RasterOrder::kHeuristic);
   // Through op_choice (no table on this host: the op's fallback, fitted by its own policy).
   for (std::int64_t m : {5194, 12000}) {
     const gemm::KernelChoice fallback = fallback_of(kHost, OpKey::kLinearSwigluBwd, m, 8192, 2048);
