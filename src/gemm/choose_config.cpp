@@ -88,6 +88,9 @@ KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fi
   const int tuned_swizzle = choice.swizzle;
   while (choice.swizzle > 1 && scheduled_tiles(choice, m, n) > (1 + fit.max_padding) * floor)
     choice.swizzle /= 2;
+  if (fit.lowered_walks_along_n && choice.swizzle < tuned_swizzle &&
+      choice.raster == RasterOrder::kAlongM)
+    choice.raster = RasterOrder::kAlongN;
   // The tuned raster was chosen for a walk in bands of `swizzle` tiles. One tile row (or column)
   // at a time, along N the CTAs in flight each need another tile of B; CUTLASS's heuristic walks
   // the shorter mode, so that they share the larger operand's tiles. Measured on the fused ops

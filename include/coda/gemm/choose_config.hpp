@@ -64,6 +64,10 @@ struct SwizzleFit {
   // Whether a Pingpong choice whose swizzle falls to 1 also takes the heuristic raster (a
   // Cooperative one always does).
   bool pingpong_heuristic_raster = false;
+  // Whether a choice that walks along M and whose swizzle the fit lowers walks along N instead.
+  // Along M, every band of `swizzle` tile columns streams all of A again: a band a quarter as
+  // wide streams A four times as often (the fused ops: ops::detail::swizzle_fit_of).
+  bool lowered_walks_along_n = false;
 };
 
 // `choice`, made for another shape (a table row at the nearest token count, or a rule), with its

@@ -87,8 +87,8 @@ TEST(ForwardProgramRule, WalksTheShorterMode) {
 }
 
 // The SwiGLU backward's own swizzle fit (swizzle_fit_of): the 8B row's Pingpong 128 × 192
-// swizzle 4 survives the 7.1 % padding of M = 13350 (106 × 75 cluster tiles rounded to 112 × 76),
-// a swizzle 8 at M = 5194 falls to 2 (42 tile rows of 128 rounded to 44: 4.8 %), and only where
+// swizzle 4 falls to 2 at M = 13350 (106 × 75 cluster tiles: 112 × 76 is 7.1 % more, 108 × 76
+// 3.2 %), a swizzle 8 at M = 5194 falls to 2 (42 tile rows of 128 rounded to 44: 4.8 %), and only where
 // no swizzle fits does a Pingpong choice fall to 1 and walk the shorter mode; every other op
 // keeps the defaults.
 TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
@@ -103,7 +103,8 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
   EXPECT_EQ(at_5194.raster, gemm::RasterOrder::kAlongN);
   const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x192Cluster2x1,
                                 gemm::RasterOrder::kAlongN, 4, gemm::Decomposition::kHeuristic};
-  EXPECT_EQ(gemm::fit_swizzle(wide, 13350, 14336, swiglu_bwd).swizzle, 4);
+  EXPECT_EQ(gemm::fit_swizzle(wide, 13350, 14336, swiglu_bwd).swizzle, 2);
+  EXPECT_EQ(gemm::fit_swizzle(wide, 12000, 14336, swiglu_bwd).swizzle, 4);  // 94 × 75: 3.5 %
   // 6 tile rows of 128 rounded to 8 for swizzle 2: 33 % padding, so swizzle 1 and the heuristic.
   const gemm::KernelChoice at_700 = gemm::fit_swizzle(tuned, 700, 8192, swiglu_bwd);
   EXPECT_EQ(at_700.swizzle, 1);
@@ -122,6 +123,24 @@ TEST(SwizzleFit, SwigluBackwardKeepsItsSwizzleAtSmallPadding) {
     EXPECT_EQ(c.swizzle, 1) << name(op);
     EXPECT_EQ(c.raster, gemm::RasterOrder::kAlongN) << name(op);
   }
+}
+
+// A row tuned along M whose swizzle the fit lowers walks along N, for every op (swizzle_fit_of);
+// the plain GEMM's fit keeps the raster, and so does an op's where the swizzle stays.
+TEST(SwizzleFit, LoweredSwizzleAlongMWalksAlongN) {
+  const gemm::KernelChoice along_m{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                   gemm::RasterOrder::kAlongM, 8, gemm::Decomposition::kHeuristic};
+  for (int i = 0; i < int(OpKey::kCount); ++i) {
+    const gemm::SwizzleFit fit = swizzle_fit_of(OpKey(i));
+    // 8B QKV at M = 13350: 106 × 48 cluster tiles; swizzle 8 pads them to 112 × 48 (5.7 %).
+    const gemm::KernelChoice lowered = gemm::fit_swizzle(along_m, 13350, 6144, fit);
+    EXPECT_EQ(lowered.swizzle, 2) << name(OpKey(i));
+    EXPECT_EQ(lowered.raster, gemm::RasterOrder::kAlongN) << name(OpKey(i));
+    EXPECT_EQ(gemm::fit_swizzle(along_m, 16384, 6144, fit), along_m) << name(OpKey(i));
+  }
+  const gemm::KernelChoice plain = gemm::fit_swizzle(along_m, 13350, 6144);
+  EXPECT_EQ(plain.swizzle, 2);
+  EXPECT_EQ(plain.raster, gemm::RasterOrder::kAlongM);
 }
 
 // Every op's choice (detail::op_choice and fallback_of), at every shape of a grid and with each
