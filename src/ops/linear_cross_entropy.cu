@@ -159,14 +159,21 @@ __global__ void count_targets(const void* targets, bool targets_int64, std::int6
   if (threadIdx.x == 0) count[0] = counts[0];
 }
 
-// The fwd+bwd op's per-row pass over a chunk of logits (one block per row, in place): soft-cap,
-// log Σ exp (online max/sum per thread, then a fixed-order block combine), the row's loss, then
-// logits → dlogits and ⟨raw logit, dlogit⟩. Two reads and one write of the row (the second read
-// mostly from L2), 16 bytes (8 logits) per thread and access; exponentials in base 2, one FFMA
-// and one ex2 per logit (lse_math.hpp). The row's padding up to ld (a multiple of 8) takes no
-// part and is written 0. Deterministic.
-constexpr int kRowThreads = 256;
+// The fwd+bwd op's per-row pass over a chunk of logits (in place): soft-cap, log Σ exp (online
+// max/sum per thread, then a fixed-order block combine), the row's loss, then logits → dlogits and
+// ⟨raw logit, dlogit⟩. Two reads and one write of the row, 16 bytes (8 logits) per thread and
+// access; exponentials in base 2, one FFMA and one ex2 per logit (lse_math.hpp). The row's padding
+// up to ld (a multiple of 8) takes no part and is written 0. Deterministic.
+// One block per SM, each walking rows (row += gridDim.x): the rows in flight (132 × 250 KB at
+// V = 128256) fit in L2, so the second read comes from L2. With a block per row, the 1000-odd
+// rows resident at once streamed ~270 MB before any row's second read, which then came from DRAM
+// again (3 passes: 1.28 ms a chunk of 4096 rows at 8B widths on an H100, thirtieth session).
+// kRowUnroll independent 16-byte loads per thread keep 64 KB a SM in flight, packed until used
+// (512 threads × 8 loads: 114 registers, no spills; 1024 × 4 spills at the 64-register cap).
+constexpr int kRowThreads = 512;
 constexpr int kRowVector = 8;  // bf16 per 16-byte access
+constexpr int kRowUnroll = 8;
+constexpr int kRowStride = kRowThreads * kRowVector;
 struct RowArgs {
   const void* targets;  // chunk's first row
   bool targets_int64;
@@ -185,9 +192,8 @@ __device__ float capped(float raw, float softcap) {
   return softcap > 0.0f ? softcap * tanhf(raw / softcap) : raw;
 }
 
-// The 8 logits at a 16-byte aligned address, as floats.
-__device__ void load_logits(const __nv_bfloat16* at, float (&v)[kRowVector]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(at);
+// 8 logits (one 16-byte access) as floats.
+__device__ void to_floats(const uint4& raw, float (&v)[kRowVector]) {
   const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
   for (int j = 0; j < kRowVector / 2; ++j) {
@@ -197,36 +203,66 @@ __device__ void load_logits(const __nv_bfloat16* at, float (&v)[kRowVector]) {
   }
 }
 
-__global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vocab, RowArgs a) {
-  __shared__ float maxes[kRowThreads], sums[kRowThreads];
-  __shared__ float target_logit;
-  const int row = blockIdx.x;
+// This thread's kRowUnroll 16-byte accesses of the row from column `base` on (each kRowStride
+// apart), issued together, kept packed; those at or past `vocab` are not read (the row is padded
+// to a multiple of 8, so an access that starts before `vocab` is in the row).
+__device__ void load_unrolled(const __nv_bfloat16* y, int base, int vocab,
+                              uint4 (&raw)[kRowUnroll]) {
+#pragma unroll
+  for (int u = 0; u < kRowUnroll; ++u)
+    if (base + u * kRowStride < vocab)
+      raw[u] = *reinterpret_cast<const uint4*>(y + base + u * kRowStride);
+}
+
+// The block's fixed-order sum of `value` (all threads take part; the result is valid in thread 0).
+__device__ float block_sum(float* scratch, float value) {
+  __syncthreads();  // scratch may still be read from the last use
+  scratch[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = kRowThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) scratch[threadIdx.x] += scratch[threadIdx.x + half];
+    __syncthreads();
+  }
+  return scratch[0];
+}
+
+__device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vocab,
+                                  const RowArgs& a, int row, float* maxes, float* sums,
+                                  float& target_logit) {
   __nv_bfloat16* y = logits + row * ld;
   const std::int64_t target = a.targets_int64 ? static_cast<const std::int64_t*>(a.targets)[row]
                                               : static_cast<const std::int32_t*>(a.targets)[row];
+  __syncthreads();  // the last row's readers of target_logit, maxes and sums are done
   if (threadIdx.x == 0) target_logit = NAN;  // stays NaN for a target out of [0, V)
   __syncthreads();
   // Running max (max_nan: a NaN logit makes the row NaN) and Σ exp(v − max) in base 2, fused or
   // exact form by the max's scale (lse_math.hpp).
   float max = -INFINITY, sum = 0.0f;
-  for (int n0 = threadIdx.x * kRowVector; n0 < vocab; n0 += kRowThreads * kRowVector) {
-    float v[kRowVector];
-    load_logits(y + n0, v);
-    float vmax = -INFINITY;
+  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
+    uint4 packed[kRowUnroll];
+    load_unrolled(y, base, vocab, packed);
 #pragma unroll
-    for (int j = 0; j < kRowVector; ++j) {
-      v[j] = n0 + j < vocab ? capped(v[j], a.softcap) : -INFINITY;  // padding: no term
-      if (n0 + j == target) target_logit = v[j];
-      vmax = epilogue::max_nan(vmax, v[j]);
+    for (int u = 0; u < kRowUnroll; ++u) {
+      const int n0 = base + u * kRowStride;
+      if (n0 >= vocab) break;
+      float v[kRowVector];
+      to_floats(packed[u], v);
+      float vmax = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j) {
+        v[j] = n0 + j < vocab ? capped(v[j], a.softcap) : -INFINITY;  // padding: no term
+        if (n0 + j == target) target_logit = v[j];
+        vmax = epilogue::max_nan(vmax, v[j]);
+      }
+      const float m = epilogue::max_nan(max, vmax);
+      const bool exact = epilogue::needs_exact_shift(m);
+      if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
+      max = m;
+      const float shift = epilogue::log2_shift(m);
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j)
+        sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
     }
-    const float m = epilogue::max_nan(max, vmax);
-    const bool exact = epilogue::needs_exact_shift(m);
-    if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
-    max = m;
-    const float shift = epilogue::log2_shift(m);
-#pragma unroll
-    for (int j = 0; j < kRowVector; ++j)
-      sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
   }
   maxes[threadIdx.x] = max;
   sums[threadIdx.x] = sum;
@@ -254,35 +290,44 @@ __global__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   const float p_scale = 1.0f + 2.0f * a.z_loss * lse, shift2 = shift * epilogue::kLog2e;
   const bool exact = epilogue::needs_exact_shift(shift);
   float dot = 0.0f;
-  for (int n0 = threadIdx.x * kRowVector; n0 < vocab; n0 += kRowThreads * kRowVector) {
-    float raw[kRowVector];
-    load_logits(y + n0, raw);
-    __align__(16) __nv_bfloat162 out[kRowVector / 2];
-    float g[kRowVector];
+  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
+    uint4 packed[kRowUnroll];
+    load_unrolled(y, base, vocab, packed);
 #pragma unroll
-    for (int j = 0; j < kRowVector; ++j) {
-      const float v = capped(raw[j], a.softcap);
-      const float p =
-          exact ? epilogue::exp_term_exact(v, shift) : epilogue::exp_term_fused(v, shift2);
-      float d = p * p_scale - (n0 + j == target ? 1.0f : 0.0f);
-      if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
-      g[j] = n0 + j < vocab ? scale * d : 0.0f;
-      dot = n0 + j < vocab ? fmaf(raw[j], g[j], dot) : dot;
+    for (int u = 0; u < kRowUnroll; ++u) {
+      const int n0 = base + u * kRowStride;
+      if (n0 >= vocab) break;
+      float raw[kRowVector];
+      to_floats(packed[u], raw);
+      __align__(16) __nv_bfloat162 out[kRowVector / 2];
+      float g[kRowVector];
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j) {
+        const float v = capped(raw[j], a.softcap);
+        const float p =
+            exact ? epilogue::exp_term_exact(v, shift) : epilogue::exp_term_fused(v, shift2);
+        float d = p * p_scale - (n0 + j == target ? 1.0f : 0.0f);
+        if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
+        g[j] = n0 + j < vocab ? scale * d : 0.0f;
+        dot = n0 + j < vocab ? fmaf(raw[j], g[j], dot) : dot;
+      }
+#pragma unroll
+      for (int j = 0; j < kRowVector / 2; ++j)
+        out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
+      *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
     }
-#pragma unroll
-    for (int j = 0; j < kRowVector / 2; ++j)
-      out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
-    *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
   }
   if (a.zdz == nullptr) return;
-  __syncthreads();  // sums[] is reused
-  sums[threadIdx.x] = dot;
-  __syncthreads();
-  for (int half = kRowThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) a.zdz[row] = sums[0];
+  const float zdz = block_sum(sums, dot);
+  if (threadIdx.x == 0) a.zdz[row] = zdz;
+}
+
+__global__ void __launch_bounds__(kRowThreads, 1)
+    cross_entropy_rows(__nv_bfloat16* logits, std::int64_t ld, int vocab, int rows, RowArgs a) {
+  __shared__ float maxes[kRowThreads], sums[kRowThreads];
+  __shared__ float target_logit;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x)
+    cross_entropy_row(logits, ld, vocab, a, row, maxes, sums, target_logit);
 }
 
 // Rows per chunk of the fwd+bwd op: `asked`, or ~1 GiB of bf16 logits; a multiple of 128, ≥ 128.
@@ -489,6 +534,10 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                                                     int(m), count);
     check_launch("count kernel launch", kFwdBwd);
   }
+  int sms = 0;  // the row pass runs a block per SM
+  const cudaError_t sm_err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, X.device);
+  require(sm_err == cudaSuccess && sms > 0, kFwdBwd,
+          std::string("SM count query: ") + cudaGetErrorString(sm_err));
   for (std::int64_t r0 = 0; r0 < m; r0 += rows) {
     const std::int64_t mc = std::min(rows, m - r0);
     const TensorView x_c = row_view(X, r0, mc);
@@ -509,7 +558,8 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
         reduce ? row_losses + r0 : static_cast<float*>(loss.data) + r0,
         reduce ? valid + r0 : nullptr,
         grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
-    cross_entropy_row<<<unsigned(mc), kRowThreads, 0, stream>>>(logits, ld, int(v), a);
+    cross_entropy_rows<<<unsigned(std::min<std::int64_t>(mc, sms)), kRowThreads, 0, stream>>>(
+        logits, ld, int(v), int(mc), a);
     check_launch("row kernel launch", kFwdBwd);
     // 3. dX rows = dlogits · W.
     gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major,
