@@ -164,12 +164,15 @@ __global__ void count_targets(const void* targets, bool targets_int64, std::int6
 // ⟨raw logit, dlogit⟩. Two reads and one write of the row, 16 bytes (8 logits) per thread and
 // access; exponentials in base 2, one FFMA and one ex2 per logit (lse_math.hpp). The row's padding
 // up to ld (a multiple of 8) takes no part and is written 0. Deterministic.
-// One block per SM, each walking rows (row += gridDim.x): the rows in flight (132 × 250 KB at
-// V = 128256) fit in L2, so the second read comes from L2. With a block per row, the 1000-odd
-// rows resident at once streamed ~270 MB before any row's second read, which then came from DRAM
-// again (3 passes: 1.28 ms a chunk of 4096 rows at 8B widths on an H100, thirtieth session).
-// kRowUnroll independent 16-byte loads per thread keep 64 KB a SM in flight, packed until used
-// (512 threads × 8 loads: 114 registers, no spills; 1024 × 4 spills at the 64-register cap).
+// The pass was bound by instructions, not bytes (1.2–1.4 ms a 4096-row chunk at V = 128256 on an
+// H100 whether its second read came from DRAM or L2, thirtieth session): per logit it compared the
+// column with the target in 64 bits, checked the row's end and carried the soft-cap and both
+// exponential forms. So the loops now hold only the softmax: the soft-cap is a template argument,
+// the exponential's form is chosen once a row, the row's end is checked on its last access only,
+// and the one-hot is added by thread 0 after the pass (the target's raw logit read before it).
+// One block per SM walks rows (row += gridDim.x), so the rows in flight (132 × 250 KB) fit in L2
+// for the second read; kRowUnroll independent 16-byte loads per thread keep 64 KB a SM in flight,
+// packed until used (512 threads × 8 loads: ~110 registers, no spills).
 constexpr int kRowThreads = 512;
 constexpr int kRowVector = 8;  // bf16 per 16-byte access
 constexpr int kRowUnroll = 8;
@@ -188,12 +191,15 @@ struct RowArgs {
   float* zdz;          // chunk's first row, or nullptr
 };
 
-__device__ float capped(float raw, float softcap) {
-  return softcap > 0.0f ? softcap * tanhf(raw / softcap) : raw;
+// The soft-capped logit, the soft-cap's presence known at compile time: the per-logit loops carry
+// no soft-cap code when it is off.
+template <bool kSoftcap>
+__device__ __forceinline__ float capped_if(float raw, float softcap) {
+  return kSoftcap ? softcap * tanhf(raw / softcap) : raw;
 }
 
 // 8 logits (one 16-byte access) as floats.
-__device__ void to_floats(const uint4& raw, float (&v)[kRowVector]) {
+__device__ __forceinline__ void to_floats(const uint4& raw, float (&v)[kRowVector]) {
   const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
   for (int j = 0; j < kRowVector / 2; ++j) {
@@ -206,8 +212,8 @@ __device__ void to_floats(const uint4& raw, float (&v)[kRowVector]) {
 // This thread's kRowUnroll 16-byte accesses of the row from column `base` on (each kRowStride
 // apart), issued together, kept packed; those at or past `vocab` are not read (the row is padded
 // to a multiple of 8, so an access that starts before `vocab` is in the row).
-__device__ void load_unrolled(const __nv_bfloat16* y, int base, int vocab,
-                              uint4 (&raw)[kRowUnroll]) {
+__device__ __forceinline__ void load_unrolled(const __nv_bfloat16* y, int base, int vocab,
+                                              uint4 (&raw)[kRowUnroll]) {
 #pragma unroll
   for (int u = 0; u < kRowUnroll; ++u)
     if (base + u * kRowStride < vocab)
@@ -226,15 +232,66 @@ __device__ float block_sum(float* scratch, float value) {
   return scratch[0];
 }
 
+// What the second pass turns a logit into, before the target's one-hot (added by thread 0 once
+// the pass is done): a · softmax · (1 + 2·z_loss·lse) · (1 − (y / softcap)²).
+struct GradScale {
+  float scale, p_scale, shift;  // shift: lse, or lse · log2 e for the fused exponential
+  float softcap;
+};
+template <bool kSoftcap, bool kExact>
+__device__ __forceinline__ float grad_of(float raw, const GradScale& s, float onehot) {
+  const float v = capped_if<kSoftcap>(raw, s.softcap);
+  const float p = kExact ? epilogue::exp_term_exact(v, s.shift) : epilogue::exp_term_fused(v, s.shift);
+  float d = p * s.p_scale - onehot;
+  if (kSoftcap) d *= 1.0f - (v / s.softcap) * (v / s.softcap);
+  return s.scale * d;
+}
+
+// The second pass: logits → dlogits (no one-hot) in place; returns this thread's Σ raw · dlogit.
+template <bool kSoftcap, bool kExact>
+__device__ float write_grads(__nv_bfloat16* y, int vocab, const GradScale& s) {
+  float dot = 0.0f;
+  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
+    uint4 packed[kRowUnroll];
+    load_unrolled(y, base, vocab, packed);
+#pragma unroll
+    for (int u = 0; u < kRowUnroll; ++u) {
+      const int n0 = base + u * kRowStride;
+      if (n0 >= vocab) break;
+      float raw[kRowVector], g[kRowVector];
+      to_floats(packed[u], raw);
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j) g[j] = grad_of<kSoftcap, kExact>(raw[j], s, 0.0f);
+      if (n0 + kRowVector > vocab) {  // the row's last access: its padding is written 0
+#pragma unroll
+        for (int j = 0; j < kRowVector; ++j) {
+          g[j] = n0 + j < vocab ? g[j] : 0.0f;
+          raw[j] = n0 + j < vocab ? raw[j] : 0.0f;  // scratch, maybe NaN: no part in the sum
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j) dot = fmaf(raw[j], g[j], dot);
+      __align__(16) __nv_bfloat162 out[kRowVector / 2];
+#pragma unroll
+      for (int j = 0; j < kRowVector / 2; ++j)
+        out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
+      *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
+    }
+  }
+  return dot;
+}
+
+template <bool kSoftcap>
 __device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vocab,
-                                  const RowArgs& a, int row, float* maxes, float* sums,
-                                  float& target_logit) {
+                                  const RowArgs& a, int row, float* maxes, float* sums) {
   __nv_bfloat16* y = logits + row * ld;
   const std::int64_t target = a.targets_int64 ? static_cast<const std::int64_t*>(a.targets)[row]
                                               : static_cast<const std::int32_t*>(a.targets)[row];
-  __syncthreads();  // the last row's readers of target_logit, maxes and sums are done
-  if (threadIdx.x == 0) target_logit = NAN;  // stays NaN for a target out of [0, V)
-  __syncthreads();
+  const bool target_in_row = target >= 0 && target < vocab;
+  // Thread 0 keeps the target's raw logit for the loss and the one-hot (NaN for a target out of
+  // [0, V): the loss is then NaN), read before the second pass overwrites it.
+  const float target_raw =
+      threadIdx.x == 0 && target_in_row ? __bfloat162float(y[target]) : NAN;
   // Running max (max_nan: a NaN logit makes the row NaN) and Σ exp(v − max) in base 2, fused or
   // exact form by the max's scale (lse_math.hpp).
   float max = -INFINITY, sum = 0.0f;
@@ -249,11 +306,13 @@ __device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
       to_floats(packed[u], v);
       float vmax = -INFINITY;
 #pragma unroll
-      for (int j = 0; j < kRowVector; ++j) {
-        v[j] = n0 + j < vocab ? capped(v[j], a.softcap) : -INFINITY;  // padding: no term
-        if (n0 + j == target) target_logit = v[j];
-        vmax = epilogue::max_nan(vmax, v[j]);
+      for (int j = 0; j < kRowVector; ++j) v[j] = capped_if<kSoftcap>(v[j], a.softcap);
+      if (n0 + kRowVector > vocab) {  // the row's last access: its padding takes no part
+#pragma unroll
+        for (int j = 0; j < kRowVector; ++j) v[j] = n0 + j < vocab ? v[j] : -INFINITY;
       }
+#pragma unroll
+      for (int j = 0; j < kRowVector; ++j) vmax = epilogue::max_nan(vmax, v[j]);
       const float m = epilogue::max_nan(max, vmax);
       const bool exact = epilogue::needs_exact_shift(m);
       if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
@@ -264,6 +323,7 @@ __device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
         sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
     }
   }
+  __syncthreads();  // the last row's readers of maxes and sums are done
   maxes[threadIdx.x] = max;
   sums[threadIdx.x] = sum;
   __syncthreads();
@@ -281,53 +341,40 @@ __device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   const bool ignored = target == a.ignore_index;
   if (threadIdx.x == 0) {
     a.lse[row] = lse;
-    a.row_loss[row] = ignored ? 0.0f : shift - target_logit + a.z_loss * lse * lse;
+    a.row_loss[row] = ignored ? 0.0f
+                              : shift - capped_if<kSoftcap>(target_raw, a.softcap) +
+                                    a.z_loss * lse * lse;
     if (a.valid != nullptr) a.valid[row] = ignored ? 0.0f : 1.0f;
   }
   float scale = a.alpha == nullptr ? 1.0f : a.alpha[a.alpha_per_row ? row : 0];
   if (a.count != nullptr) scale /= a.count[0];
   if (ignored) scale = 0.0f;
-  const float p_scale = 1.0f + 2.0f * a.z_loss * lse, shift2 = shift * epilogue::kLog2e;
   const bool exact = epilogue::needs_exact_shift(shift);
-  float dot = 0.0f;
-  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
-    uint4 packed[kRowUnroll];
-    load_unrolled(y, base, vocab, packed);
-#pragma unroll
-    for (int u = 0; u < kRowUnroll; ++u) {
-      const int n0 = base + u * kRowStride;
-      if (n0 >= vocab) break;
-      float raw[kRowVector];
-      to_floats(packed[u], raw);
-      __align__(16) __nv_bfloat162 out[kRowVector / 2];
-      float g[kRowVector];
-#pragma unroll
-      for (int j = 0; j < kRowVector; ++j) {
-        const float v = capped(raw[j], a.softcap);
-        const float p =
-            exact ? epilogue::exp_term_exact(v, shift) : epilogue::exp_term_fused(v, shift2);
-        float d = p * p_scale - (n0 + j == target ? 1.0f : 0.0f);
-        if (a.softcap > 0.0f) d *= 1.0f - (v / a.softcap) * (v / a.softcap);
-        g[j] = n0 + j < vocab ? scale * d : 0.0f;
-        dot = n0 + j < vocab ? fmaf(raw[j], g[j], dot) : dot;
-      }
-#pragma unroll
-      for (int j = 0; j < kRowVector / 2; ++j)
-        out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
-      *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
-    }
+  const GradScale gs{scale, 1.0f + 2.0f * a.z_loss * lse, exact ? shift : shift * epilogue::kLog2e,
+                     a.softcap};
+  float dot = exact ? write_grads<kSoftcap, true>(y, vocab, gs)
+                    : write_grads<kSoftcap, false>(y, vocab, gs);
+  __syncthreads();  // the row's dlogits are written
+  if (threadIdx.x == 0 && target_in_row) {
+    // The one-hot: the target's dlogit again with it, and its share of ⟨raw, dlogit⟩ corrected.
+    const float without = exact ? grad_of<kSoftcap, true>(target_raw, gs, 0.0f)
+                                : grad_of<kSoftcap, false>(target_raw, gs, 0.0f);
+    const float with = exact ? grad_of<kSoftcap, true>(target_raw, gs, 1.0f)
+                             : grad_of<kSoftcap, false>(target_raw, gs, 1.0f);
+    y[target] = __float2bfloat16_rn(with);
+    dot = fmaf(target_raw, with - without, dot);
   }
   if (a.zdz == nullptr) return;
   const float zdz = block_sum(sums, dot);
   if (threadIdx.x == 0) a.zdz[row] = zdz;
 }
 
+template <bool kSoftcap>
 __global__ void __launch_bounds__(kRowThreads, 1)
     cross_entropy_rows(__nv_bfloat16* logits, std::int64_t ld, int vocab, int rows, RowArgs a) {
   __shared__ float maxes[kRowThreads], sums[kRowThreads];
-  __shared__ float target_logit;
   for (int row = blockIdx.x; row < rows; row += gridDim.x)
-    cross_entropy_row(logits, ld, vocab, a, row, maxes, sums, target_logit);
+    cross_entropy_row<kSoftcap>(logits, ld, vocab, a, row, maxes, sums);
 }
 
 // Rows per chunk of the fwd+bwd op: `asked`, or ~1 GiB of bf16 logits; a multiple of 128, ≥ 128.
@@ -558,8 +605,11 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
         reduce ? row_losses + r0 : static_cast<float*>(loss.data) + r0,
         reduce ? valid + r0 : nullptr,
         grads.zdz.data ? static_cast<float*>(grads.zdz.data) + r0 : nullptr};
-    cross_entropy_rows<<<unsigned(std::min<std::int64_t>(mc, sms)), kRowThreads, 0, stream>>>(
-        logits, ld, int(v), int(mc), a);
+    const unsigned blocks = unsigned(std::min<std::int64_t>(mc, sms));
+    if (ce.softcap > 0.0f)
+      cross_entropy_rows<true><<<blocks, kRowThreads, 0, stream>>>(logits, ld, int(v), int(mc), a);
+    else
+      cross_entropy_rows<false><<<blocks, kRowThreads, 0, stream>>>(logits, ld, int(v), int(mc), a);
     check_launch("row kernel launch", kFwdBwd);
     // 3. dX rows = dlogits · W.
     gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major,
