@@ -106,4 +106,24 @@ inline ::testing::AssertionResult meets_contract_f32(const std::vector<double>& 
   return meets_contract(out, ref, floored, what);
 }
 
+// The contract for a value a framework takes from a bf16 tensor (a target logit gathered from the
+// bf16 logits): its error is taken as at least half a bf16 ulp of the reference, the rounding's
+// bound at that magnitude. Without this, an element whose framework value happened to round to
+// within a small fraction of an ulp (M = 1: 0.004 at 318, where half an ulp is 1; CODA_TEST_SEED
+// 92755150 of EpiloguePrograms.CrossEntropyPartials) would hold an unrounded fp32 result to it.
+inline ::testing::AssertionResult meets_contract_bf16(const std::vector<double>& out,
+                                                     const std::vector<double>& ref,
+                                                     const std::vector<double>& framework,
+                                                     const char* what) {
+  std::vector<double> floored(framework);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    int exponent = 0;
+    std::frexp(ref[i], &exponent);  // |ref| = f · 2^exponent, f in [0.5, 1); bf16 keeps 8 bits
+    const double half_ulp = ref[i] == 0.0 ? 0.0 : std::ldexp(1.0, exponent - 9);
+    if (std::abs(framework[i] - ref[i]) < half_ulp)
+      floored[i] = ref[i] + (framework[i] >= ref[i] ? half_ulp : -half_ulp);
+  }
+  return meets_contract(out, ref, floored, what);
+}
+
 }  // namespace coda::testing
