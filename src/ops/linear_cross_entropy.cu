@@ -377,17 +377,12 @@ __global__ void __launch_bounds__(kRowThreads, 1)
     cross_entropy_row<kSoftcap>(logits, ld, vocab, a, row, maxes, sums);
 }
 
-// Rows per chunk of the fwd+bwd op: `asked`, or as many chunks as ~1 GiB of bf16 logits each
-// needs, of equal rows (a multiple of 128, ≥ 128). Equal, because each chunk's dW GEMM streams the
-// whole fp32 dW whatever its rows, and a sliver of a last chunk runs its GEMMs on a fraction of a
-// wave: at M = 13350 and 8B widths, chunks of 4096 left 1062 rows whose three GEMMs took 7.2 ms
-// against ~4.3 in proportion (H100, thirtieth session); 3456-row chunks leave 2982.
+// Rows per chunk of the fwd+bwd op: `asked`, or ~1 GiB of bf16 logits; a multiple of 128, ≥ 128.
 std::int64_t chunk_rows(std::int64_t m, std::int64_t v, std::int64_t asked) {
-  if (asked > 0) return std::min(asked, m);
-  const std::int64_t most =
-      std::max<std::int64_t>(128, ((1ll << 30) / (2 * round_up(v, 8))) / 128 * 128);
-  const std::int64_t chunks = (m + most - 1) / most;
-  return std::min(round_up((m + chunks - 1) / chunks, 128), m);
+  const std::int64_t rows =
+      asked > 0 ? asked
+                : std::max<std::int64_t>(128, ((1ll << 30) / (2 * round_up(v, 8))) / 128 * 128);
+  return std::min(rows, m);
 }
 
 struct Shape {

@@ -314,21 +314,4 @@ TEST(OpsValidation, QkNormRopeBackward) {
 }
 
 }  // namespace
-// The fwd+bwd op's chunks, read from its workspace size (the chunk's bf16 logits + three fp32
-// per-row vectors): as many chunks as ~1 GiB of logits each needs (4096 rows at V = 128256), of
-// equal rows rounded to 128, so no last chunk is a sliver; ce.chunk_rows as asked.
-TEST(OpsValidation, CrossEntropyChunksAreEqual) {
-  const std::int64_t v = 128256;
-  auto rows_of = [&](std::int64_t m, std::int64_t asked) {
-    const std::size_t vectors = std::size_t(2 * ((m + 3) / 4 * 4) + 4) * 4;
-    return std::int64_t((linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, asked) - vectors) /
-                        (v * 2));
-  };
-  EXPECT_EQ(rows_of(16384, 0), 4096);
-  EXPECT_EQ(rows_of(13350, 0), 3456);  // 4 chunks: 3 × 3456 + 2982, not 3 × 4096 + 1062
-  EXPECT_EQ(rows_of(4097, 0), 2176);   // 2 chunks, not 4096 + 1
-  EXPECT_EQ(rows_of(100, 0), 100);
-  EXPECT_EQ(rows_of(13350, 1024), 1024);
-}
-
 }  // namespace coda::ops
