@@ -209,15 +209,27 @@ __device__ __forceinline__ void to_floats(const uint4& raw, float (&v)[kRowVecto
   }
 }
 
-// This thread's kRowUnroll 16-byte accesses of the row from column `base` on (each kRowStride
-// apart), issued together, kept packed; those at or past `vocab` are not read (the row is padded
-// to a multiple of 8, so an access that starts before `vocab` is in the row).
-__device__ __forceinline__ void load_unrolled(const __nv_bfloat16* y, int base, int vocab,
-                                              uint4 (&raw)[kRowUnroll]) {
+// Calls f(n0, v) for each of this thread's 16-byte accesses of the row, v the 8 logits from column
+// n0 as floats: kRowUnroll accesses kRowStride apart are loaded together and kept packed until
+// used. An access that starts at or past `vocab` is not made (the row is padded to a multiple of
+// 8, so one that starts before `vocab` is in the row); f may overwrite the access it is given.
+template <class F>
+__device__ __forceinline__ void for_each_access(const __nv_bfloat16* y, int vocab, F&& f) {
+  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
+    uint4 packed[kRowUnroll];
 #pragma unroll
-  for (int u = 0; u < kRowUnroll; ++u)
-    if (base + u * kRowStride < vocab)
-      raw[u] = *reinterpret_cast<const uint4*>(y + base + u * kRowStride);
+    for (int u = 0; u < kRowUnroll; ++u)
+      if (base + u * kRowStride < vocab)
+        packed[u] = *reinterpret_cast<const uint4*>(y + base + u * kRowStride);
+#pragma unroll
+    for (int u = 0; u < kRowUnroll; ++u) {
+      const int n0 = base + u * kRowStride;
+      if (n0 >= vocab) break;
+      float v[kRowVector];
+      to_floats(packed[u], v);
+      f(n0, v);
+    }
+  }
 }
 
 // The block's fixed-order sum of `value` (all threads take part; the result is valid in thread 0).
@@ -251,33 +263,24 @@ __device__ __forceinline__ float grad_of(float raw, const GradScale& s, float on
 template <bool kSoftcap, bool kExact>
 __device__ float write_grads(__nv_bfloat16* y, int vocab, const GradScale& s) {
   float dot = 0.0f;
-  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
-    uint4 packed[kRowUnroll];
-    load_unrolled(y, base, vocab, packed);
+  for_each_access(y, vocab, [&](int n0, float (&raw)[kRowVector]) {
+    float g[kRowVector];
 #pragma unroll
-    for (int u = 0; u < kRowUnroll; ++u) {
-      const int n0 = base + u * kRowStride;
-      if (n0 >= vocab) break;
-      float raw[kRowVector], g[kRowVector];
-      to_floats(packed[u], raw);
+    for (int j = 0; j < kRowVector; ++j) g[j] = grad_of<kSoftcap, kExact>(raw[j], s, 0.0f);
+    if (n0 + kRowVector > vocab) {  // the row's last access: its padding is written 0
 #pragma unroll
-      for (int j = 0; j < kRowVector; ++j) g[j] = grad_of<kSoftcap, kExact>(raw[j], s, 0.0f);
-      if (n0 + kRowVector > vocab) {  // the row's last access: its padding is written 0
-#pragma unroll
-        for (int j = 0; j < kRowVector; ++j) {
-          g[j] = n0 + j < vocab ? g[j] : 0.0f;
-          raw[j] = n0 + j < vocab ? raw[j] : 0.0f;  // scratch, maybe NaN: no part in the sum
-        }
+      for (int j = 0; j < kRowVector; ++j) {
+        g[j] = n0 + j < vocab ? g[j] : 0.0f;
+        raw[j] = n0 + j < vocab ? raw[j] : 0.0f;  // scratch, maybe NaN: no part in the sum
       }
-#pragma unroll
-      for (int j = 0; j < kRowVector; ++j) dot = fmaf(raw[j], g[j], dot);
-      __align__(16) __nv_bfloat162 out[kRowVector / 2];
-#pragma unroll
-      for (int j = 0; j < kRowVector / 2; ++j)
-        out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
-      *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
     }
-  }
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j) dot = fmaf(raw[j], g[j], dot);
+    __align__(16) __nv_bfloat162 out[kRowVector / 2];
+#pragma unroll
+    for (int j = 0; j < kRowVector / 2; ++j) out[j] = __floats2bfloat162_rn(g[2 * j], g[2 * j + 1]);
+    *reinterpret_cast<uint4*>(y + n0) = *reinterpret_cast<const uint4*>(out);
+  });
   return dot;
 }
 
@@ -295,34 +298,25 @@ __device__ void cross_entropy_row(__nv_bfloat16* logits, std::int64_t ld, int vo
   // Running max (max_nan: a NaN logit makes the row NaN) and Σ exp(v − max) in base 2, fused or
   // exact form by the max's scale (lse_math.hpp).
   float max = -INFINITY, sum = 0.0f;
-  for (int base = threadIdx.x * kRowVector; base < vocab; base += kRowUnroll * kRowStride) {
-    uint4 packed[kRowUnroll];
-    load_unrolled(y, base, vocab, packed);
+  for_each_access(y, vocab, [&](int n0, float (&v)[kRowVector]) {
 #pragma unroll
-    for (int u = 0; u < kRowUnroll; ++u) {
-      const int n0 = base + u * kRowStride;
-      if (n0 >= vocab) break;
-      float v[kRowVector];
-      to_floats(packed[u], v);
-      float vmax = -INFINITY;
+    for (int j = 0; j < kRowVector; ++j) v[j] = capped_if<kSoftcap>(v[j], a.softcap);
+    if (n0 + kRowVector > vocab) {  // the row's last access: its padding takes no part
 #pragma unroll
-      for (int j = 0; j < kRowVector; ++j) v[j] = capped_if<kSoftcap>(v[j], a.softcap);
-      if (n0 + kRowVector > vocab) {  // the row's last access: its padding takes no part
-#pragma unroll
-        for (int j = 0; j < kRowVector; ++j) v[j] = n0 + j < vocab ? v[j] : -INFINITY;
-      }
-#pragma unroll
-      for (int j = 0; j < kRowVector; ++j) vmax = epilogue::max_nan(vmax, v[j]);
-      const float m = epilogue::max_nan(max, vmax);
-      const bool exact = epilogue::needs_exact_shift(m);
-      if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
-      max = m;
-      const float shift = epilogue::log2_shift(m);
-#pragma unroll
-      for (int j = 0; j < kRowVector; ++j)
-        sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
+      for (int j = 0; j < kRowVector; ++j) v[j] = n0 + j < vocab ? v[j] : -INFINITY;
     }
-  }
+    float vmax = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j) vmax = epilogue::max_nan(vmax, v[j]);
+    const float m = epilogue::max_nan(max, vmax);
+    const bool exact = epilogue::needs_exact_shift(m);
+    if (m != max) sum *= epilogue::rescale_factor(max, m, exact);  // NaN: m != max
+    max = m;
+    const float shift = epilogue::log2_shift(m);
+#pragma unroll
+    for (int j = 0; j < kRowVector; ++j)
+      sum += exact ? epilogue::exp_term_exact(v[j], m) : epilogue::exp_term_fused(v[j], shift);
+  });
   __syncthreads();  // the last row's readers of maxes and sums are done
   maxes[threadIdx.x] = max;
   sums[threadIdx.x] = sum;

@@ -89,41 +89,45 @@ inline ::testing::AssertionResult meets_contract(const std::vector<double>& out,
                                        << " > tolerance " << tolerance;
 }
 
-// The contract for an fp32 output (a row reduction): a framework's fp32 result is itself rounded
-// to fp32, so its error is taken as at least that rounding's, |float(ref) − ref|. Without this, a
-// single row (M = 1) whose framework sum happens to land within a fraction of an ulp would hold
-// even a correctly rounded result to a tolerance below half an ulp.
-inline ::testing::AssertionResult meets_contract_f32(const std::vector<double>& out,
-                                                    const std::vector<double>& ref,
-                                                    const std::vector<double>& framework,
-                                                    const char* what) {
+// The contract with the framework's error on each element taken as at least `rounding(ref)`: what
+// the framework's own rounding of that value may cost. Without a floor, an element whose framework
+// value happens to land within a fraction of an ulp (a single row, M = 1) holds even a correctly
+// rounded result to a tolerance below half an ulp.
+template <class Rounding>
+::testing::AssertionResult meets_contract_floored(const std::vector<double>& out,
+                                                  const std::vector<double>& ref,
+                                                  const std::vector<double>& framework,
+                                                  const char* what, Rounding rounding) {
   std::vector<double> floored(framework);
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double rounding = std::abs(double(float(ref[i])) - ref[i]);
-    if (std::abs(framework[i] - ref[i]) < rounding)
-      floored[i] = ref[i] + (framework[i] >= ref[i] ? rounding : -rounding);
+    const double floor = rounding(ref[i]);
+    if (std::abs(framework[i] - ref[i]) < floor)
+      floored[i] = ref[i] + (framework[i] >= ref[i] ? floor : -floor);
   }
   return meets_contract(out, ref, floored, what);
 }
 
-// The contract for a value a framework takes from a bf16 tensor (a target logit gathered from the
-// bf16 logits): its error is taken as at least half a bf16 ulp of the reference, the rounding's
-// bound at that magnitude. Without this, an element whose framework value happened to round to
-// within a small fraction of an ulp (M = 1: 0.004 at 318, where half an ulp is 1; CODA_TEST_SEED
-// 92755150 of EpiloguePrograms.CrossEntropyPartials) would hold an unrounded fp32 result to it.
+// An fp32 output (a row reduction): a framework's fp32 result is itself rounded to fp32.
+inline ::testing::AssertionResult meets_contract_f32(const std::vector<double>& out,
+                                                    const std::vector<double>& ref,
+                                                    const std::vector<double>& framework,
+                                                    const char* what) {
+  return meets_contract_floored(out, ref, framework, what,
+                                [](double x) { return std::abs(double(float(x)) - x); });
+}
+
+// A value a framework takes from a bf16 tensor (a target logit gathered from the bf16 logits): at
+// least half a bf16 ulp of the reference (M = 1: a framework value 0.004 from the reference at 318,
+// where half an ulp is 1, CODA_TEST_SEED 92755150 of EpiloguePrograms.CrossEntropyPartials).
 inline ::testing::AssertionResult meets_contract_bf16(const std::vector<double>& out,
                                                      const std::vector<double>& ref,
                                                      const std::vector<double>& framework,
                                                      const char* what) {
-  std::vector<double> floored(framework);
-  for (std::size_t i = 0; i < ref.size(); ++i) {
+  return meets_contract_floored(out, ref, framework, what, [](double x) {
     int exponent = 0;
-    std::frexp(ref[i], &exponent);  // |ref| = f · 2^exponent, f in [0.5, 1); bf16 keeps 8 bits
-    const double half_ulp = ref[i] == 0.0 ? 0.0 : std::ldexp(1.0, exponent - 9);
-    if (std::abs(framework[i] - ref[i]) < half_ulp)
-      floored[i] = ref[i] + (framework[i] >= ref[i] ? half_ulp : -half_ulp);
-  }
-  return meets_contract(out, ref, floored, what);
+    std::frexp(x, &exponent);  // |x| = f · 2^exponent, f in [0.5, 1); bf16 keeps 8 bits
+    return x == 0.0 ? 0.0 : std::ldexp(1.0, exponent - 9);
+  });
 }
 
 }  // namespace coda::testing
