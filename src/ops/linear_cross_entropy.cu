@@ -171,8 +171,9 @@ __global__ void count_targets(const void* targets, bool targets_int64, std::int6
 // the exponential's form is chosen once a row, the row's end is checked on its last access only,
 // and the one-hot is added by thread 0 after the pass (the target's raw logit read before it).
 // One block per SM walks rows (row += gridDim.x), so the rows in flight (132 × 250 KB) fit in L2
-// for the second read; kRowUnroll independent 16-byte loads per thread keep 64 KB a SM in flight,
-// packed until used (512 threads × 8 loads: ~110 registers, no spills).
+// for the second read (on its own no faster than a block per row: the bound was instructions);
+// kRowUnroll independent 16-byte loads per thread keep 64 KB a SM in flight, packed until used
+// (512 threads × 8 loads: 77 registers, no spills).
 constexpr int kRowThreads = 512;
 constexpr int kRowVector = 8;  // bf16 per 16-byte access
 constexpr int kRowUnroll = 8;
