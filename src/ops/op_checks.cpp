@@ -250,8 +250,9 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
       // dgrad (16384 x 4096 x 6144) the plain GEMM's Pingpong 128 x 128 ran 1.43 x matmul, the
       // Cooperative kernel 1.10 (H100, python -m coda.bench tune, twenty-second session).
       if (op == OpKey::kLinearSwigluBwd)
-        return wide_pingpong_where_measured(gpu, op, m, k, {TileConfig::kPingpong128x128Cluster2x1,
-                                                            c.raster, c.swizzle, c.decomposition});
+        return wide_pingpong_where_measured(
+            gpu, op, m, n, k,
+            {TileConfig::kPingpong128x128Cluster2x1, c.raster, c.swizzle, c.decomposition});
       if (op == OpKey::kLinearRmsnormBwd || !epilogue::has_program_instance(op, c.config))
         c.config = TileConfig::kCoop128x256Cluster2x1;
       return c;
@@ -267,21 +268,29 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
       return c;
     }
     default:
-      return wide_pingpong_where_measured(gpu, op, m, k, forward_program_rule(m, n, k));
+      return wide_pingpong_where_measured(gpu, op, m, n, k, forward_program_rule(m, n, k));
   }
 }
 
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
-                                                std::int64_t k, const gemm::KernelChoice& rule) {
+                                                std::int64_t n, std::int64_t k,
+                                                const gemm::KernelChoice& rule) {
   constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
-  if (gpu != gemm::TunedGpu::kH100 || m < 4096 || k < 4096 ||
-      !epilogue::has_program_instance(op, kWide))
-    return rule;
+  if (gpu != gemm::TunedGpu::kH100 || !epilogue::has_program_instance(op, kWide)) return rule;
   const bool swiglu_bwd = op == OpKey::kLinearSwigluBwd;
+  const bool forward_pingpong =
+      !swiglu_bwd && rule.config == TileConfig::kPingpong128x128Cluster2x1;
+  if (m < kFewTokens) {
+    if (!forward_pingpong) return rule;
+    // Along the shorter mode of the wide tile's grid, swizzle 2 where it pads no tile (else 1,
+    // same raster: the fit that follows in op_choice then leaves it as it is).
+    const gemm::ClusterTiles tiles = gemm::cluster_tiles(kWide, long(m), long(n));
+    const RasterOrder raster = tiles.rows < tiles.cols ? RasterOrder::kAlongM : RasterOrder::kAlongN;
+    return gemm::fit_swizzle({kWide, raster, 2, Decomposition::kHeuristic}, int(m), int(n));
+  }
   // A forward op keeps Cooperative from K = 8192, and the walk along M of a small A.
-  const bool forward_pingpong_along_n = rule.config == TileConfig::kPingpong128x128Cluster2x1 &&
-                                        rule.raster == RasterOrder::kAlongN;
-  if (!swiglu_bwd && !forward_pingpong_along_n) return rule;
+  if (k < 4096 || (!swiglu_bwd && !(forward_pingpong && rule.raster == RasterOrder::kAlongN)))
+    return rule;
   return {kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
 }
 

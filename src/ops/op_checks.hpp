@@ -52,11 +52,19 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // of the best candidate on every forward row (worst 0.947) and within 0.90 (M = 4686) to 1.00 on
 // the SwiGLU backward's, where Pingpong 128×128 along N read as low as 0.81 and 0.78. Why (a
 // reading, not measured): the wider tile reads fewer operand bytes per FLOP, and Pingpong still
-// hides the epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best; below
-// M = 4096, on the H200, and on a GPU without tables, nothing was measured: `rule` is returned
-// unchanged.
+// hides the epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best from
+// M = kFewTokens.
+// Below kFewTokens a forward op's Pingpong 128×128 (K < 8192, either raster) becomes 128×192 at
+// every K, along the shorter mode of its grid, swizzle 2 where that pads no tile, else 1. Over
+// the op tuner's 66 forward rows at M = 1448 and 2896 (1B, 8B, Qwen3-8B; H100, thirty-first
+// session) the rule read 0.82 and 0.89 of the best candidate (geomean; 13 of 66 within 0.92),
+// this 0.97 and 0.99 (61 of 66). Why (a reading): with 1–3 waves of tiles, the wider tile's
+// fewer, fuller waves.
+// On the H200 and on a GPU without tables nothing was measured: `rule` is returned unchanged.
+constexpr std::int64_t kFewTokens = 4096;
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
-                                                std::int64_t k, const gemm::KernelChoice& rule);
+                                                std::int64_t n, std::int64_t k,
+                                                const gemm::KernelChoice& rule);
 // A forward fused op's kernel where no tuned shape is near (docs/design.md §10.1). The epilogue's
 // share of a tile's time falls as K grows: below K = 8192, Pingpong 128×128, whose two warpgroups
 // hide one's epilogue under the other's mainloop, along N with no swizzle (along M, or with a larger

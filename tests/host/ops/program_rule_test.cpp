@@ -165,8 +165,9 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
 }
 
 // On the H100, from K = 4096 and M = 4096, the fallback's Pingpong 128 x 128 along N widens to
-// 128 x 192 (where the op's program has it), and so does the SwiGLU backward's kernel; everything
-// else, and every other GPU, keeps the rule (wide_pingpong_where_measured).
+// 128 x 192 (where the op's program has it), and so does the SwiGLU backward's kernel; below
+// kFewTokens a forward op's Pingpong widens at every K (FallbackOf.WidensPingpongBelowFewTokens);
+// everything else, and every other GPU, keeps the rule (wide_pingpong_where_measured).
 TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   constexpr gemm::TunedGpu kH100 = gemm::TunedGpu::kH100;
   const gemm::KernelChoice wide{gemm::TileConfig::kPingpong128x192Cluster2x1,
@@ -180,7 +181,7 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   // Not widened: K below 4096, Cooperative from K = 8192, the walk along M of a small A, and the
   // QK-norm programs (not compiled for 128 x 192).
   using Mk = std::pair<std::int64_t, std::int64_t>;
-  for (auto [m, k] : {Mk{12000, 3584}, Mk{12000, 8192}, Mk{1024, 4096}})
+  for (auto [m, k] : {Mk{12000, 3584}, Mk{12000, 8192}, Mk{1024, 8192}})
     EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, m, 24576, k),
               forward_program_rule(m, 24576, k))
         << m << " x " << k;
@@ -195,8 +196,6 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
             gemm::TileConfig::kPingpong128x128Cluster2x1);
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 4095, 12288, 4096).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
-  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 3000, 24576, 4096),
-            forward_program_rule(3000, 24576, 4096));
   // Through op_choice at widths and an M no H100 row is near (Llama-2-7B's FFN 11008, M = 11000):
   // the SwiGLU backward keeps swizzle 2 at 2.3 % padding (its own fit, 3 %), a forward op drops to
   // 1 (the default 2 %).
@@ -206,6 +205,43 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   const gemm::KernelChoice fwd = op_choice(kH100, OpKey::kLinearSwiglu, 11000, 22016, 4096);
   EXPECT_EQ(fwd.config, wide.config);
   EXPECT_EQ(fwd.swizzle, 1);
+}
+
+// Below kFewTokens, on the H100, a forward op's Pingpong 128 x 128 becomes 128 x 192 at every K
+// below 8192, along the shorter mode of its tile grid, swizzle 2 where that pads no tile, else 1
+// with the same raster (which op_choice's own fit then keeps).
+TEST(FallbackOf, WidensPingpongBelowFewTokens) {
+  constexpr gemm::TunedGpu kH100 = gemm::TunedGpu::kH100;
+  using gemm::RasterOrder;
+  const auto wide = [](RasterOrder raster, int swizzle) {
+    return gemm::KernelChoice{gemm::TileConfig::kPingpong128x192Cluster2x1, raster, swizzle,
+                              gemm::Decomposition::kHeuristic};
+  };
+  // 12 tile rows (a multiple of swizzle 2 x cluster 2) against 32 columns: along M, swizzle 2;
+  // at K = 2048 too, and along M although A (2896 x 4096) is past the rule's L2 bound.
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRmsnorm, 1448, 6144, 4096), wide(RasterOrder::kAlongM, 2));
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRope, 1448, 6144, 2048), wide(RasterOrder::kAlongM, 2));
+  EXPECT_EQ(forward_program_rule(2896, 6144, 4096).raster, RasterOrder::kAlongN);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRmsnorm, 2896, 6144, 4096), wide(RasterOrder::kAlongM, 2));
+  // 18 tile rows pad to 20 under swizzle 2 (11 %): swizzle 1, still along M; and op_choice keeps
+  // it at widths no H100 row has (Llama-2-7B's FFN, 2 x 11008).
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 2200, 28672, 4096), wide(RasterOrder::kAlongM, 1));
+  EXPECT_EQ(op_choice(kH100, OpKey::kLinearSwiglu, 2200, 22016, 4096), wide(RasterOrder::kAlongM, 1));
+  // More tile rows than columns: along N.
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearResidualRms, 3000, 1024, 2048).raster, RasterOrder::kAlongN);
+  // Not widened: Cooperative (K = 8192), from kFewTokens at K = 2048, the QK-norm programs, the
+  // backward ops, and every other GPU.
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 1448, 57344, 8192),
+            forward_program_rule(1448, 57344, 8192));
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRope, kFewTokens, 3072, 2048),
+            forward_program_rule(kFewTokens, 3072, 2048));
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 1448, 6144, 4096),
+            forward_program_rule(1448, 6144, 4096));
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 1448, 14336, 4096).config,
+            gemm::TileConfig::kPingpong128x128Cluster2x1);
+  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnorm, 1448, 6144, 4096),
+              forward_program_rule(1448, 6144, 4096)) << gemm::to_string(gpu);
 }
 
 // What each op falls back to, where no tuned row is near.
