@@ -162,6 +162,19 @@ def test_tune_writes_a_row_only_when_the_head_to_head_confirms(monkeypatch):
     assert c["gain"] >= args.min_gain and c["today_x_matmul"] == pytest.approx(1.1)
 
 
+def test_tune_never_confirms_todays_own_kernel():
+    """A pick is re-timed (and may be written) only where it passed, looked --min-gain ahead and is
+    another kernel than today's: the same kernel "ahead" is the harness's noise."""
+    from coda.bench.tune import worth_confirming
+    pick, other = "pingpong_128x192 along n swizzle 1", "pingpong along n swizzle 2"
+    assert worth_confirming(pick, other, 0.05, True, 0.02)
+    assert not worth_confirming(pick, pick, 0.09, True, 0.02)
+    assert not worth_confirming(pick, other, 0.01, True, 0.02)
+    assert not worth_confirming(pick, other, 0.05, False, 0.02)
+    assert not worth_confirming(pick, other, None, True, 0.02)
+    assert worth_confirming(pick, None, 0.05, True, 0.02)  # today's kernel unknown: time it
+
+
 def test_token_counts_add_one_seeded_random_m():
     from coda.bench.ops import token_counts
 
