@@ -13,8 +13,18 @@ rows where the current choice is not the logged one.
 
     python3 scripts/op_choice_replay.py <build>/bench/coda-bench h100 bench/results/session18/tune_m*.h100.json
 
-A replay is a prediction, not a measurement: run the tuner on the GPU once it is at hand.
+To compare builds (a rule or table change against the build before it), `--price` reads every
+build's choice at its own candidate column — not an unchanged choice at the row's `today` reading,
+which in kernels under ~100 µs differs from its candidate column by up to ±10 % (bench/RESULTS.md,
+thirty-first session) — and prints per file and overall, for each build, the geomean of best ÷
+choice, the worst, and the rows within 0.92 (a choice no candidate is stays unpriced):
+
+    python3 scripts/op_choice_replay.py --price old=<build A>/bench/coda-bench,new=<build B>/bench/coda-bench h100 <tune.json ...>
+
+Price on tuner runs at M the change was not tuned on. A replay is a prediction, not a
+measurement: A/B the change on the GPU once it is at hand (docs/benchmarks.md §5.1).
 """
+import math
 import json
 import sys
 
@@ -55,7 +65,42 @@ def replay(rows, choices):
     return logged, current, unpriced, changed
 
 
+def price(rows, choices):
+    """best ÷ choice for each row whose choice is one of its candidates (the others are left out)."""
+    out = []
+    for row, choice in zip(rows, choices):
+        times = {c["kernel"]: c["x_matmul"] for c in row["candidates"] if c["x_matmul"]}
+        if choice in times:
+            out.append(min(times.values()) / times[choice])
+    return out
+
+
+def price_summary(values):
+    """"geomean / worst / n of m within 0.92" of `price`'s values."""
+    if not values:
+        return "no priced row"
+    geomean = math.exp(sum(math.log(v) for v in values) / len(values))
+    return f"{geomean:.3f} / {min(values):.2f} / {sum(v >= 0.92 for v in values)} of {len(values)}"
+
+
+def main_price(builds, gpu, files):
+    builds = dict(b.split("=", 1) for b in builds.split(","))
+    every = {name: [] for name in builds}
+    for path in files:
+        rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
+        line = []
+        for name, coda_bench in builds.items():
+            choices = [candidate_name(c) for c in choose(coda_bench, gpu, [choose_query(r) for r in rows])]
+            values = price(rows, choices)
+            every[name] += values
+            line.append(f"{name} {price_summary(values)}")
+        print(f"{path}: " + "; ".join(line))
+    print("all: " + "; ".join(f"{name} {price_summary(v)}" for name, v in every.items()))
+
+
 def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "--price":
+        return main_price(sys.argv[2], sys.argv[3], sys.argv[4:])
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
