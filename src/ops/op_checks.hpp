@@ -54,12 +54,14 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // reading, not measured): the wider tile reads fewer operand bytes per FLOP, and Pingpong still
 // hides the epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best from
 // M = kFewTokens.
-// Below kFewTokens a forward op's Pingpong 128×128 (K < 8192, either raster) becomes 128×192 at
-// every K, along the shorter mode of its grid, swizzle 2 where that pads no tile, else 1. Over
-// the op tuner's 66 forward rows at M = 1448 and 2896 (1B, 8B, Qwen3-8B; H100, thirty-first
-// session) the rule read 0.82 and 0.89 of the best candidate (geomean; 13 of 66 within 0.92),
-// this 0.97 and 0.99 (61 of 66). Why (a reading): with 1–3 waves of tiles, the wider tile's
-// fewer, fuller waves.
+// Below kFewTokens a forward op's Pingpong 128×128 (the rule's choice at every K below 8192,
+// either raster) becomes 128×192 along the shorter mode of its grid, swizzle 2 where that pads no
+// tile, else 1. Over the op tuner's 66 forward rows at M = 1448 and 2896 (1B, 8B, Qwen3-8B; H100,
+// thirty-first session) the rule read 0.82 and 0.89 of the best candidate (geomean; 13 of 66
+// within 0.92), this 0.97 and 0.99 (61 of 66); A/B'd at M = 1300 and 1800 (old and new builds in
+// one run) the rows it changed ran 0.91 and 0.90 × their old time. Its known loss: at M = 1024,
+// where 128×128 tiles fill their waves as well, 0.95 of the best against the old 0.975 (priced).
+// Why (a reading): with 1–3 waves of tiles, the wider tile's fewer, fuller waves.
 // On the H200 and on a GPU without tables nothing was measured: `rule` is returned unchanged.
 constexpr std::int64_t kFewTokens = 4096;
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
