@@ -70,7 +70,7 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
   const std::size_t mn = std::size_t(m) * n;
   DeviceAlloc z(bwd ? 4 * mn : 16), dz(bwd ? 4 * mn : 16), zdz(std::size_t(m) * 4), dw(std::size_t(n) * 4),
       bwd_workspace(bwd ? std::max({ops::linear_swiglu_bwd_workspace_bytes(m, n),
-                                    ops::linear_rmsnorm_bwd_workspace_bytes(m, k, n),
+                                    ops::linear_rmsnorm_bwd_workspace_bytes(m, n),
                                     ops::linear_bias_gelu_bwd_workspace_bytes(m, n)})
                         : 16);
   DeviceAlloc extra(mn * 2), residual(mn * 2), weight(std::size_t(n) * 2),
@@ -203,7 +203,7 @@ Row measure(const std::string& op, const std::string& shape_name, int m, int n, 
       ops::linear_rmsnorm_bwd(ops.d(i), true, matrix(extra, m, n), vector_view(dw, n, DType::kF32),
                               ops.a(i), TensorView::matrix(ops.b(i).data, DType::kBF16, k, n),
                               saved, vector_view(zdz, m, DType::kF32), bwd_workspace.get(),
-                              ops::linear_rmsnorm_bwd_workspace_bytes(m, k, n), {}, stream, o);
+                              ops::linear_rmsnorm_bwd_workspace_bytes(m, n), {}, stream, o);
     };
   else if (op == "linear_bias_gelu_bwd")
     op_run = [&](int i, const ops::OpOptions& o) {

@@ -34,8 +34,6 @@ def read_configs():
 
 
 CONFIGS = read_configs()
-# The configs of CUTLASS's stream-K scheduler (their CODA_TILE_CONFIGS line ends in StreamK).
-STREAM_K_CONFIGS = set(re.findall(r"^\s*X\((k\w+),.*StreamK\)", (ROOT / "include/coda/gemm/config.hpp").read_text(), re.M))
 
 # D dtype -> (DType enumerator, CUTLASS element type, configs compiled for it)
 D_TYPES = {
@@ -62,10 +60,7 @@ D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
 # whose tile N that subtile divides (CUTLASS requires it). A program that declares
 # `static constexpr bool kHeavyAccumulatorConfigs = false;` is not compiled for the configs holding
 # more than 128 accumulators a thread (Pingpong 128x192): where its epilogue cannot narrow its
-# subtile there and spills, and no measurement chose it. The stream-K config (its CODA_TILE_CONFIGS
-# scheduler StreamK: K split across CTAs to fill the last wave, the partial tiles in a workspace)
-# only for a program that declares `static constexpr bool kStreamKConfig = true;`: its params then
-# carry the stream-K scratch (program_params.hpp, StreamKScratch), and each kernel costs the build.
+# subtile there and spills, and no measurement chose it.
 def read_config_list(path, name):
     """The TileConfig enumerators of `inline constexpr gemm::TileConfig <name>[] = {...}` in path."""
     body = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", (ROOT / path).read_text())
@@ -111,8 +106,7 @@ def constant_value(expression):
 
 
 class Program:
-    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, heavy_accumulator_configs=True,
-                 stream_k_config=False):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, heavy_accumulator_configs=True):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
@@ -121,8 +115,6 @@ class Program:
         self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
         if not heavy_accumulator_configs:
             self.configs = [c for c in self.configs if accumulators_per_thread(c) <= HEAVY_ACCUMULATORS_PER_THREAD]
-        if not stream_k_config:
-            self.configs = [c for c in self.configs if c not in STREAM_K_CONFIGS]
         self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
     def kernel(self, config):
@@ -139,10 +131,8 @@ def read_programs():
             assert struct, f"{header.name}: no struct {name}"
             subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
             no_heavy = re.search(r"static constexpr bool kHeavyAccumulatorConfigs = false;", struct.group(1))
-            stream_k = re.search(r"static constexpr bool kStreamKConfig = true;", struct.group(1))
             programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
-                                    constant_value(subtile.group(1)) if subtile else None, not no_heavy,
-                                    stream_k is not None))
+                                    constant_value(subtile.group(1)) if subtile else None, not no_heavy))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (
@@ -221,11 +211,6 @@ def epilogue_tu(programs):
                 + "  K::FusionArguments fusion{};\n"
                 + f"  {name}::fill(fusion, e);\n"
                 + "  gemm::launch_gemm<K>(p, c, fusion, workspace, stream);\n"
-                + "}\n\n"
-                + f"std::size_t {program.kernel(config)}_workspace(const gemm::GemmProblem& p,\n"
-                + "    const gemm::KernelChoice& c) {\n"
-                + f"  return gemm::gemm_workspace_bytes<gemm::GemmKernel<gemm::OperandLayout::k{program.layout},\n"
-                + f"      {element}, gemm::TileConfig::{config}, {name}>>(p, c);\n"
                 + "}\n\n"
             )
     return (

@@ -15,19 +15,11 @@ DeviceChecksDone::DeviceChecksDone() : outer_(g_checks_done) { g_checks_done = t
 DeviceChecksDone::~DeviceChecksDone() { g_checks_done = outer_; }
 bool DeviceChecksDone::active() { return g_checks_done; }
 
-int current_device(const char* where) {
-  int current = -1;
-  const cudaError_t err = cudaGetDevice(&current);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear the error this query leaves
-    throw Error(std::string(where) + ": no CUDA device: " + cudaGetErrorString(err));
-  }
-  return current;
-}
-
 void require_current_device(int device, const char* where, const char* name) {
   if (g_checks_done) return;
-  const int current = current_device(where);
+  int current = -1;
+  cudaError_t err = cudaGetDevice(&current);
+  require(err == cudaSuccess, where, std::string("no CUDA device: ") + cudaGetErrorString(err));
   require(current == device, where,
           std::string(name) + ": is on device " + std::to_string(device) +
               " but the current device is " + std::to_string(current));

@@ -8,9 +8,6 @@
 
 namespace coda {
 
-// The current CUDA device; throws coda::Error("<where>: no CUDA device: ...") without one.
-int current_device(const char* where);
-
 // Throws coda::Error("<where>: <name>: is on device D but the current device is C").
 void require_current_device(int device, const char* where, const char* name);
 

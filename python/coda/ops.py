@@ -458,7 +458,7 @@ def _rmsnorm_bwd_into(dx: Tensor, accumulate: bool, dz: Tensor, weight: Tensor, 
     m, d = x.shape
     n = _empty(x, m, d)
     dw = _empty(x, d, dtype=torch.float32)
-    ws = _workspace(x, C.linear_rmsnorm_bwd_workspace_bytes(m, dz.shape[1], d))
+    ws = _workspace(x, C.linear_rmsnorm_bwd_workspace_bytes(m, d))
     C.linear_rmsnorm_bwd(view(dx), accumulate, view(n), view(dw), view(dz), view(weight), view(x), view(stats),
                          *stats_layout(m, d, stats_k), view(norm_weight), eps, view(zdz), ws.data_ptr(),
                          ws.numel(), stream(x))

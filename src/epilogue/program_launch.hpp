@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -28,8 +27,7 @@ namespace coda::epilogue {
 namespace instances {
 #define CODA_EPILOGUE_INSTANCE(program, config, layout, name)                                   \
   void name(const gemm::GemmProblem&, const gemm::KernelChoice&, const program##Params&, void*, \
-            cudaStream_t);                                                                      \
-  std::size_t name##_workspace(const gemm::GemmProblem&, const gemm::KernelChoice&);
+            cudaStream_t);
 #include "instances/epilogue_dispatch.inc"
 #undef CODA_EPILOGUE_INSTANCE
 }  // namespace instances
@@ -50,30 +48,6 @@ Launcher<Params> find(gemm::TileConfig config) {
 #undef CODA_EPILOGUE_INSTANCE
   return nullptr;
 }
-
-// The workspace query of the same kernel (0 but for a stream-K config), or null.
-using WorkspaceQuery = std::size_t (*)(const gemm::GemmProblem&, const gemm::KernelChoice&);
-
-template <class Params>
-WorkspaceQuery find_workspace_query(gemm::TileConfig config) {
-#define CODA_EPILOGUE_INSTANCE(program, cfg, layout, name)                   \
-  if constexpr (std::is_same_v<Params, program##Params>) {                   \
-    if (config == gemm::TileConfig::cfg) return &instances::name##_workspace; \
-  }
-#include "instances/epilogue_dispatch.inc"
-#undef CODA_EPILOGUE_INSTANCE
-  return nullptr;
-}
-
-// The stream-K scratch Params carries (a kStreamKConfig program's), else none.
-template <class Params, class = void>
-struct ScratchOf {
-  static StreamKScratch get(const Params&) { return {}; }
-};
-template <class Params>
-struct ScratchOf<Params, std::void_t<decltype(Params::stream_k)>> {
-  static StreamKScratch get(const Params& p) { return p.stream_k; }
-};
 
 // The operand layout the program of Params is compiled for (scripts/instances.py).
 template <class Params>
@@ -212,21 +186,7 @@ void run_program(const char* where, const gemm::GemmProblem& p, const TensorView
   }
   for (const ParamPointer& q : checks.pointers())
     if (q.ptr != nullptr) require_device_memory(q.ptr, p.device, where, q.name.c_str());
-  // A stream-K kernel's partial tiles: the scratch its params carry, checked against this very
-  // kernel's need (after the device checks: the need is a query of the device).
-  const std::size_t need = find_workspace_query<Params>(choice.config)(p, choice);
-  const StreamKScratch scratch = ScratchOf<Params>::get(params);
-  if (need > 0) {
-    if (scratch.data == nullptr || scratch.bytes < need)
-      require(false, where,
-              std::string("params.stream_k: kernel ") + gemm::to_string(choice.config) + " needs " +
-                  std::to_string(need) + " bytes of stream-K scratch; got " +
-                  std::to_string(scratch.data ? scratch.bytes : 0) +
-                  " (query coda::epilogue::stream_k_scratch_bytes)");
-    require_aligned(scratch.data, where, "params.stream_k.data", 16);
-    require_device_memory(scratch.data, p.device, where, "params.stream_k.data");
-  }
-  run(p, choice, params, need > 0 ? scratch.data : nullptr, stream);
+  run(p, choice, params, nullptr, stream);
 }
 
 // The launch of a program that writes bf16 D, its params checked (`checks.where()` names the

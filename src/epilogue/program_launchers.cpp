@@ -6,8 +6,6 @@
 // (run_with_d / run_without_d). The example programs' launchers: example_launchers.cpp.
 #include "coda/epilogue/program_launchers.hpp"
 
-#include <algorithm>
-#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -156,50 +154,6 @@ bool has_program_instance(ops::OpKey op, gemm::TileConfig config) {
       break;
   }
   return false;
-}
-
-namespace {
-
-// The most stream-K scratch Params' program needs for M × N × K over every stream-K config it is
-// compiled for, raster, swizzle and decomposition (CUTLASS rounds the tile grid up to the swizzle
-// and sizes its partials from the grid and the SM count).
-template <class Params>
-std::size_t most_stream_k_scratch(std::int64_t m, std::int64_t n, std::int64_t k) {
-  std::size_t most = 0;
-  for (gemm::TileConfig config : kProgramConfigs) {
-    const WorkspaceQuery query = find_workspace_query<Params>(config);
-    if (query == nullptr || !gemm::is_stream_k(config)) continue;
-    gemm::GemmProblem p;
-    p.m = int(m), p.n = int(n), p.k = int(k);
-    p.layout = compiled_layout<Params>();
-    p.device = current_device("coda::epilogue::stream_k_scratch_bytes");
-    // (The heuristic raster is one of the two; data-parallel needs no scratch.)
-    for (gemm::RasterOrder raster : {gemm::RasterOrder::kAlongM, gemm::RasterOrder::kAlongN})
-      for (int swizzle : {1, 2, 4, 8})
-        for (gemm::Decomposition d : {gemm::Decomposition::kHeuristic, gemm::Decomposition::kStreamK})
-          most = std::max(most, query(p, {config, raster, swizzle, d}));
-  }
-  return most;
-}
-
-}  // namespace
-
-std::size_t stream_k_scratch_bytes(ops::OpKey op, std::int64_t m, std::int64_t n, std::int64_t k) {
-  constexpr std::int64_t kMaxExtent = std::numeric_limits<int>::max();
-  require(m > 0 && n > 0 && k > 0 && m <= kMaxExtent && n <= kMaxExtent && k <= kMaxExtent,
-          "coda::epilogue::stream_k_scratch_bytes",
-          "M, N, K: must be in [1, 2^31 - 1]; got " + std::to_string(m) + ", " + std::to_string(n) +
-              ", " + std::to_string(k));
-  switch (op) {
-#define CODA_OP_STREAM_K_SCRATCH(id, name, Params) \
-  case ops::OpKey::id:                             \
-    return most_stream_k_scratch<Params>(m, n, k);
-    CODA_OP_KEYS(CODA_OP_STREAM_K_SCRATCH)
-#undef CODA_OP_STREAM_K_SCRATCH
-    case ops::OpKey::kCount:
-      break;
-  }
-  return 0;
 }
 
 CODA_PROGRAM_LAUNCHER(residual_rms, ResidualRmsParams)

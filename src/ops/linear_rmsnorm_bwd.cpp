@@ -13,21 +13,9 @@
 
 namespace coda::ops {
 
-namespace {
-
-// The ∂w partials' bytes, rounded up to 256 so that the stream-K scratch after them starts aligned.
-std::size_t dw_partials_bytes(std::int64_t m, std::int64_t d) {
-  const std::size_t bytes =
-      static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) * sizeof(float);
-  return (bytes + 255) / 256 * 256;
-}
-
-}  // namespace
-
-std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t d) {
-  // The dgrad GEMM: M × D output, K = N.
-  return dw_partials_bytes(m, d) +
-         epilogue::stream_k_scratch_bytes(OpKey::kLinearRmsnormBwd, m, d, n);
+std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d) {
+  return static_cast<std::size_t>(epilogue::per_col_partial_floats_any_config(m, d)) *
+         sizeof(float);
 }
 
 void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView& N,
@@ -48,10 +36,9 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   if (alpha.data != nullptr) detail::require_vector(check, alpha, "alpha", 1, DType::kF32, device);
   detail::require_filled_stats(check, norm.stats, m, d, "D (W's columns)");
   if (!(norm.eps >= 0.0f)) check.fail("norm.eps: must be non-negative");
-  // The ∂w partials' part here (host-only); the whole, a query of the device, after the device
-  // checks below.
-  detail::require_workspace(check, workspace, workspace_bytes, dw_partials_bytes(m, d),
-                            "its ∂w partials (the first part of linear_rmsnorm_bwd_workspace_bytes(M, N, D))");
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_rmsnorm_bwd_workspace_bytes(m, d),
+                            "linear_rmsnorm_bwd_workspace_bytes(M, D)");
 
   // Under accumulate dX is read: the tuner restores it after its timed runs.
   detail::TunedCall call{OpKey::kLinearRmsnormBwd, m, d, n};
@@ -68,15 +55,13 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
   p.normed = N.data;
   p.normed_stride = N.stride[0];
   p.dw_partials = static_cast<float*>(workspace);
-  p.stream_k = {static_cast<char*>(workspace) + dw_partials_bytes(m, d),
-                workspace_bytes - dw_partials_bytes(m, d)};
   // With accumulate, dX is read and written by the same thread: an output like the others.
   detail::require_memory(
       check, device,
       {{"dX", dX},
        {"N", N},
        {"dw", dw},
-       {"workspace", workspace_view(workspace, workspace_bytes, device)}},
+       {"workspace", workspace_view(workspace, linear_rmsnorm_bwd_workspace_bytes(m, d), device)}},
       {{"dZ", dZ},
        {"W", W},
        {"norm.X", norm.X},
@@ -84,9 +69,6 @@ void linear_rmsnorm_bwd(const TensorView& dX, bool accumulate, const TensorView&
        {"norm.stats.partials", detail::stats_read(norm.stats)},
        {"zdz", zdz},
        {"alpha", alpha}});
-  detail::require_workspace(check, workspace, workspace_bytes,
-                            linear_rmsnorm_bwd_workspace_bytes(m, n, d),
-                            "linear_rmsnorm_bwd_workspace_bytes(M, N, D)");
   detail::launch_tuned(call, options, choice, stream, [&](const gemm::KernelChoice& c) {
     if (accumulate)
       epilogue::rms_norm_bwd_accumulate(dX, dZ, detail::dgrad_b(W), {p}, c, stream);

@@ -214,9 +214,8 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
     check.fail(std::string("options.choice.config: ") + name(call.op) + " is compiled for " +
                compiled + "; got " + gemm::to_string(given->config));
   }
-  if (given->decomposition != Decomposition::kHeuristic && !gemm::is_stream_k(given->config))
-    check.fail(std::string("options.choice.decomposition: only a stream-K config splits K; got ") +
-               gemm::to_string(given->decomposition) + " with " + gemm::to_string(given->config));
+  if (given->decomposition == Decomposition::kStreamK)
+    check.fail("options.choice.decomposition: the fused ops do not run stream-K");
   return *given;
 }
 

@@ -5,9 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
-
 #include "coda/epilogue/program_params.hpp"
 #include "coda/gemm/config.hpp"
 #include "coda/ops/op_key.hpp"
@@ -17,20 +14,13 @@ namespace coda::epilogue {
 
 // The configs the programs are compiled for (scripts/instances.py reads this list): one
 // Cooperative and two Pingpong, the configs an op's options.choice may name and the autotuner
-// times; then stream-K Cooperative, only for a program that opts in (kStreamKConfig: the RMSNorm
-// backward's long-K dgrad, whose last wave of tiles runs part-empty) — last, so that the first
-// three keep their candidate indices in tuner files and autotune caches. A program with an fp32 D
-// compiles the first only; one whose epilogue subtile spans whole heads (QK-norm, 128 columns)
-// only those whose tile N that subtile divides.
-inline constexpr gemm::TileConfig kProgramConfigs[] = {
-    gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1,
-    gemm::TileConfig::kPingpong128x192Cluster2x1, gemm::TileConfig::kStreamKCoop128x256Cluster2x1};
+// times. A program with an fp32 D compiles the first only; one whose epilogue subtile spans
+// whole heads (QK-norm, 128 columns) only those whose tile N that subtile divides.
+inline constexpr gemm::TileConfig kProgramConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
+                                                       gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                                       gemm::TileConfig::kPingpong128x192Cluster2x1};
 // Whether the program of `op` (its row of CODA_OP_KEYS) is compiled for `config`.
 bool has_program_instance(ops::OpKey op, gemm::TileConfig config);
-// The stream-K scratch (StreamKScratch) the program of `op` needs for an M × N × K GEMM under any
-// choice the op may run (every raster and swizzle of its stream-K configs), on the current device;
-// 0 for a program compiled for no stream-K config. Host-only (the SM count is queried once).
-std::size_t stream_k_scratch_bytes(ops::OpKey op, std::int64_t m, std::int64_t n, std::int64_t k);
 
 void residual_rms(const TensorView& D, const TensorView& A, const TensorView& B,
                   const ResidualRmsParams& params, gemm::KernelChoice choice,

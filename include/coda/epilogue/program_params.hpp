@@ -3,7 +3,6 @@
 // themselves are in kernels/coda/programs/). Pointers are device pointers; strides in elements.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "coda/epilogue/merge.hpp"
@@ -133,14 +132,6 @@ struct RstdQkNormRopeSavePreParams {
 // The RMSNorm backward in the dgrad GEMM of the linear that consumed the norm (layout AkBn):
 // acc = dZ · W;  G = α · acc;  u = X · r (r from the forward's Σx² partials);  c = zdz · (1/D);
 // D = dX = r · (G ⊙ w − u · c);  N = u ⊙ w → normed;  Σ_m G ⊙ u per (column, M-tile) → dw partials
-// Scratch for the partial tiles of a stream-K kernel (kStreamKConfig programs): device memory of
-// at least stream_k_scratch_bytes(...) bytes, 16-byte aligned, used by no concurrent launch. Not
-// read by a kernel of another config (it may then be empty).
-struct StreamKScratch {
-  void* data = nullptr;
-  std::size_t bytes = 0;
-};
-
 struct RmsNormBwdParams {
   const float* alpha = nullptr;  // device scalar; null: 1
   RstdRowScaleParams rstd;       // r[m]: X's Σx² partials as the forward left them, width = D
@@ -151,7 +142,6 @@ struct RmsNormBwdParams {
   void* normed = nullptr;             // N: bf16 [M, D]
   std::int64_t normed_stride = 0;
   float* dw_partials = nullptr;  // per-col partial layout of this GEMM (M × D)
-  StreamKScratch stream_k;       // the stream-K config's partial tiles
 };
 // The same with dX accumulated into D by TMA reduce-add (the residual stream's gradient).
 struct RmsNormBwdAccumulateParams : RmsNormBwdParams {};

@@ -32,11 +32,8 @@ struct RmsNormSaved {
   float eps = 1e-5f;
 };
 
-// Bytes of device scratch linear_rmsnorm_bwd needs for M tokens, N = dZ's columns and D features:
-// the ∂w partials, then the stream-K kernel's partial tiles where the op may run one (any kernel
-// its table, rule or autotuner may choose). A query of the current device (its SM count sizes the
-// stream-K grid), like coda::gemm::workspace_bytes; host-only, capturable.
-std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t d);
+// Bytes of device scratch linear_rmsnorm_bwd needs for M tokens and D features.
+std::size_t linear_rmsnorm_bwd_workspace_bytes(std::int64_t m, std::int64_t d);
 
 // dZ: [M, N] bf16; W: [N, D] bf16 (nn.Linear layout); zdz: [M] fp32; dX, N: [M, D] bf16;
 // dw: [D] fp32; alpha: empty or an fp32 [1] device scalar.

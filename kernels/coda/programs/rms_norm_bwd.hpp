@@ -21,12 +21,6 @@ struct RmsNormBwd {
   // Under Pingpong the column node is now CODA's (column_partial_sum.hpp), which takes 16 columns:
   // not tried yet.
   static constexpr bool kHeavyAccumulatorConfigs = false;
-  // Also compiled stream-K (scripts/instances.py): its long-K dgrad (K = the MLP's width) leaves
-  // the last wave of 128 × 256 tiles part-empty at most M (1B, M = 10837: 680 tiles, 5.15 waves
-  // of 132), where no data-parallel candidate came under 1.13 × matmul (docs/design.md §10.1).
-  // Each output tile's epilogue still runs once, on the whole-K accumulator: the ∂w partials and
-  // the accumulate variant's reduce-add see one tile as under the other configs.
-  static constexpr bool kStreamKConfig = true;
   template <class Ctx>
   using Callbacks =
       Dag<Edges<From<>, From<>, From<1, 0>, From<>, From<>, From<3, 4>, From<>, From<5, 6>,
@@ -66,7 +60,6 @@ struct RmsNormBwdAccumulate : RmsNormBwd {
   using Params = RmsNormBwdAccumulateParams;
   static constexpr bool kAccumulateIntoD = true;
   static constexpr bool kHeavyAccumulatorConfigs = false;  // as RmsNormBwd (scripts/instances.py)
-  static constexpr bool kStreamKConfig = true;
 };
 CODA_COMPILE_PROGRAM(RmsNormBwdAccumulate, kAkBn, bf16);
 

@@ -189,7 +189,7 @@ TEST(BackwardOps, RmsNormBackwardAgainstStandard) {
     RmsNormSaved saved{d_x.view(), {partials.get<float>(), norm_stats_floats(s.m, s.d)},
                        vector_view(d_gamma, s.d, DType::kBF16), float(eps)};
     rms_norm_stats(h.view(), saved.stats, d_x.view(), saved.weight);  // the forward's statistics
-    const std::size_t ws_bytes = linear_rmsnorm_bwd_workspace_bytes(s.m, s.n, s.d);
+    const std::size_t ws_bytes = linear_rmsnorm_bwd_workspace_bytes(s.m, s.d);
     const TensorView zdz_view = vector_view(d_zdz, s.m, DType::kF32);
     for (const OpOptions& options : kernel_choices(OpKey::kLinearRmsnormBwd, s.m)) {
       SCOPED_TRACE(describe_choice(options));

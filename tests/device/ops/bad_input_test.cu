@@ -594,7 +594,7 @@ Op linear_rmsnorm_bwd_op(Arena& arena) {
                 .vector("alpha", 1, kF32, false, false)
                 .optional()
                 .stats_filled(kK)
-                .workspace(linear_rmsnorm_bwd_workspace_bytes(kM, kN, kK))
+                .workspace(linear_rmsnorm_bwd_workspace_bytes(kM, kK))
                 .done();
   op.uses = kStatsIn | kEps | kWorkspace | kProgramChoice;
   op.call = [](Args& a) {

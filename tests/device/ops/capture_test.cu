@@ -461,7 +461,7 @@ Launch rmsnorm_bwd(OpBuffers& b, const Choice& choice, bool accumulate) {
   const TensorView alpha = b.host_vector(std::vector<float>{0.5f}, DType::kF32);
   const OpBuffers::Norm in = b.norm(kM, kK);
   const RmsNormSaved saved{in.x, in.stats, in.weight, kEps};
-  const std::size_t bytes = linear_rmsnorm_bwd_workspace_bytes(kM, kN, kK);
+  const std::size_t bytes = linear_rmsnorm_bwd_workspace_bytes(kM, kK);
   void* ws = b.workspace(bytes);
   const OpOptions o{choice};
   return [=](cudaStream_t s) {

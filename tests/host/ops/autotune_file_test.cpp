@@ -89,7 +89,7 @@ TEST(AutotuneFile, MalformedFilesAreRefusedWithTheirReason) {
       {edited(good, "coda-autotune-1", "coda-autotune-0"), "format"},
       {edited(good, "\"pingpong_128x128_2x1\"", "\"pingpong_256x256_1x1\""),
        "unknown config \"pingpong_256x256_1x1\""},
-      {edited(good, "\"coop_128x256_2x1\"", "\"coop_128x256_1x2\""), "unknown config"},
+      {edited(good, "\"coop_128x256_2x1\"", "\"skcoop_128x256_2x1\""), "unknown config"},
       // a program config, but not one the QK-norm program is compiled for
       {edited(good, "\"coop_128x256_2x1\"", "\"pingpong_128x192_2x1\""),
        "linear_rmsnorm_qknorm_rope_save_pre is not compiled for pingpong_128x192_2x1"},
