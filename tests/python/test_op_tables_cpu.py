@@ -2,7 +2,7 @@
 """The per-GPU op tables (src/ops/op_table_<gpu>.inc; and the GEMM tables below) as the tuners and scripts/merge_table.py
 leave them: one row per (op, M, N, K) — program_choice takes the nearest row and the first of
 equals, so a second row for a key would be silently shadowed — and every choice one the op's
-program is compiled for (as scripts/instances.py generates its kernels; decomposition heuristic; swizzle 1,
+program is compiled for (as scripts/instances.py generates its kernels; no stream-K; swizzle 1,
 2, 4 or 8)."""
 import pathlib
 import re
