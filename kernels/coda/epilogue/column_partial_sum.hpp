@@ -136,31 +136,39 @@ struct ColumnPartialSumNode : RegisterNode<ColumnPartialsArguments> {
       if (!is_last_iteration) return;
 
       // The warps' sums meet in the subtile's store buffer, free until this subtile is copied
-      // into it (as CUTLASS's reductions use it): one row of tile columns a warp.
+      // into it (as CUTLASS's reductions use it): one row of tile columns a warp, or, where the
+      // buffer holds fewer rows (a 64 x 16 bf16 subtile beside a 192-column tile), in rounds:
+      // warp w adds into row w % kRows in round w / kRows (a fixed order).
       float* sums = reinterpret_cast<float*>(cute::raw_pointer_cast(smem_buffer.data()));
-      static_assert(sizeof(float) * kWarps * kTileN <=
-                        sizeof(typename cute::remove_cvref_t<STensor>::value_type) *
-                            decltype(cute::cosize(smem_buffer.layout()))::value,
+      constexpr int kBufferFloats =
+          int(sizeof(typename cute::remove_cvref_t<STensor>::value_type) *
+              decltype(cute::cosize(smem_buffer.layout()))::value / sizeof(float));
+      constexpr int kRows = kBufferFloats / kTileN < kWarps ? kBufferFloats / kTileN : kWarps;
+      static_assert(kRows >= 1 && kWarps % kRows == 0,
                     "ColumnPartialSum: the warps' sums do not fit the store buffer");
       sync_fn();  // the buffer's last TMA store has read it
-      if (writer) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int b = 0; b < kSubtilesN; ++b) {
-          // Columns do not change with epi_m (stride 0 along M; that mode is size 1 here).
-          auto coords_b = column_coords(cute::_, cute::_, cute::_, 0, b);
+      CUTLASS_PRAGMA_UNROLL
+      for (int round = 0; round < kWarps / kRows; ++round) {
+        if (writer && warp / kRows == round) {
           CUTLASS_PRAGMA_UNROLL
-          for (int r = 0; r < kKept; ++r) {
-            const int n = coords.n0 + int(cute::get<1>(coords_b(slot + r))) - tile_n0;
-            sums[warp * kTileN + n] = kept[b][r];
+          for (int b = 0; b < kSubtilesN; ++b) {
+            // Columns do not change with epi_m (stride 0 along M; that mode is size 1 here).
+            auto coords_b = column_coords(cute::_, cute::_, cute::_, 0, b);
+            CUTLASS_PRAGMA_UNROLL
+            for (int r = 0; r < kKept; ++r) {
+              const int n = coords.n0 + int(cute::get<1>(coords_b(slot + r))) - tile_n0;
+              float& row = sums[(warp % kRows) * kTileN + n];
+              row = round == 0 ? kept[b][r] : row + kept[b][r];
+            }
           }
         }
+        sync_fn();  // this round's sums are in
       }
-      sync_fn();  // every warp's sums are in
       const std::int64_t padded = std::int64_t(coords.N + kTileN - 1) / kTileN * kTileN;
       for (int n = thread_idx; n < kTileN; n += kWarps * 32) {
         float total = 0.0f;
         CUTLASS_PRAGMA_UNROLL
-        for (int w = 0; w < kWarps; ++w) total += sums[w * kTileN + n];
+        for (int w = 0; w < kRows; ++w) total += sums[w * kTileN + n];
         params.partials[tile_m * padded + tile_n0 + n] = total;
       }
       sync_fn();  // read before this subtile is copied into the buffer

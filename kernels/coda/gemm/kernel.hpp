@@ -126,10 +126,16 @@ struct DeclaredPingpongTileN : std::integral_constant<int, 0> {};
 template <class Program>
 struct DeclaredPingpongTileN<Program, std::void_t<decltype(Program::kPingpongEpilogueTileN)>>
     : std::integral_constant<int, Program::kPingpongEpilogueTileN> {};
+template <class Program, class = void>
+struct DeclaredWidePingpongTileN : std::integral_constant<int, 0> {};
+template <class Program>
+struct DeclaredWidePingpongTileN<Program, std::void_t<decltype(Program::kWidePingpongEpilogueTileN)>>
+    : std::integral_constant<int, Program::kWidePingpongEpilogueTileN> {};
 
 // The subtile's N for Program under Tile: kEpilogueTileN when declared (a node that reduces
 // across a head of columns needs the whole head in one subtile); else kPingpongEpilogueTileN when
-// declared and Tile is Pingpong; else 0, the schedule's default. A Pingpong warp group holds its
+// declared and Tile is Pingpong (kWidePingpongEpilogueTileN: only a Pingpong tile wider than 128
+// columns, leaving 128 x 128's subtile as it is); else 0, the schedule's default. A Pingpong warp group holds its
 // whole tile (128 or 192 accumulators a thread) and its subtile's tile buffers share shared memory
 // with the mainloop's stages: a program with many values live per column (packed pairs, their
 // gradients, partials) spills beside 192 accumulators at 32 columns, and its 64 x 32 load and
@@ -140,8 +146,15 @@ constexpr int epilogue_tile_n() {
   constexpr int narrowed = DeclaredPingpongTileN<Program>::value;
   static_assert(widened == 0 || narrowed == 0,
                 "a Program declares kEpilogueTileN or kPingpongEpilogueTileN, not both");
+  constexpr int narrowed_wide = DeclaredWidePingpongTileN<Program>::value;
+  static_assert(narrowed == 0 || narrowed_wide == 0,
+                "a Program declares kPingpongEpilogueTileN or kWidePingpongEpilogueTileN, not both");
   if constexpr (widened != 0) return widened;
-  if constexpr (std::is_same_v<typename Tile::Schedule, Pingpong>) return narrowed;
+  if constexpr (std::is_same_v<typename Tile::Schedule, Pingpong>) {
+    if constexpr (narrowed_wide != 0 && cute::size<1>(typename Tile::TileShape{}) > 128)
+      return narrowed_wide;
+    return narrowed;
+  }
   return 0;
 }
 

@@ -14,13 +14,11 @@ namespace coda::epilogue {
 // ∂w partials. A DAG: G, u and w each feed several nodes.
 struct RmsNormBwd {
   using Params = RmsNormBwdParams;
-  // Not compiled for Pingpong 128x192 (192 accumulators a thread; scripts/instances.py): with
-  // CUTLASS's column reduction, which refuses the 16-column subtile that would make room, it
-  // spilled at 32 columns (ptxas: 604 B of stores, 1076 of loads), and no tuned row on either GPU
-  // chose it, nor the layer-tune runs (bench/RESULTS.md, twenty-second and twenty-third sessions).
-  // Under Pingpong the column node is now CODA's (column_partial_sum.hpp), which takes 16 columns:
-  // not tried yet.
-  static constexpr bool kHeavyAccumulatorConfigs = false;
+  // Pingpong 128x192 (192 accumulators a thread) in 64 x 16 subtiles: with CUTLASS's column
+  // reduction, which refused 16 columns, it spilled at 32 (ptxas: 604 B of stores, 1076 of loads;
+  // twenty-second session); CODA's column node (column_partial_sum.hpp) takes 16. Pingpong
+  // 128x128 keeps its 32-column subtile (its tuned rows ran it).
+  static constexpr int kWidePingpongEpilogueTileN = 16;
   template <class Ctx>
   using Callbacks =
       Dag<Edges<From<>, From<>, From<1, 0>, From<>, From<>, From<3, 4>, From<>, From<5, 6>,
@@ -59,7 +57,6 @@ CODA_COMPILE_PROGRAM(RmsNormBwd, kAkBn, bf16);
 struct RmsNormBwdAccumulate : RmsNormBwd {
   using Params = RmsNormBwdAccumulateParams;
   static constexpr bool kAccumulateIntoD = true;
-  static constexpr bool kHeavyAccumulatorConfigs = false;  // as RmsNormBwd (scripts/instances.py)
 };
 CODA_COMPILE_PROGRAM(RmsNormBwdAccumulate, kAkBn, bf16);
 
