@@ -175,6 +175,18 @@ def test_tune_never_confirms_todays_own_kernel():
     assert worth_confirming(pick, None, 0.05, True, 0.02)  # today's kernel unknown: time it
 
 
+def test_tune_confirms_a_schedule_flip_with_every_variant():
+    """A pick of another schedule than today's (Cooperative / Pingpong) is confirmed with eager and
+    compiled PyTorch in the rounds, as the benchmark of record times it; one of the same schedule
+    with the op and matmul only."""
+    from coda.bench.tune import flips_schedule
+    assert flips_schedule("pingpong along n swizzle 1", "coop along m swizzle 8")
+    assert flips_schedule("coop heuristic swizzle 1", "pingpong_128x192 along n swizzle 4")
+    assert not flips_schedule("pingpong_128x192 along n swizzle 1", "pingpong along n swizzle 2")
+    assert not flips_schedule("coop along n swizzle 2", "coop heuristic swizzle 1")
+    assert not flips_schedule("coop along n swizzle 2", None)
+
+
 def test_token_counts_add_one_seeded_random_m():
     from coda.bench.ops import token_counts
 

@@ -37,9 +37,9 @@ import torch
 import torch.nn.functional as F
 
 from coda.bench import report
-from coda.bench.op_cases import MODELS, PYTORCH, cases
-from coda.bench.ops import (_operand_sets, _rotating, add_run_arguments, check, kernel_ran, round_ratio,
-                            run_metadata, start_run)
+from coda.bench.op_cases import MODELS, PYTORCH, cases, compiled
+from coda.bench.ops import (_operand_sets, _rotating, add_run_arguments, check, kernel_ran,
+                            round_ratio, run_metadata, start_run)
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -125,7 +125,12 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     gain = 1 - timed[best] / today if today else None
     confirmed = None
     if worth_confirming(_describe(candidates[index]), today_kernel, gain, passed, args.min_gain):
-        confirmed = confirm(steps, best, watch, args)
+        between = {}
+        if flips_schedule(_describe(candidates[index]), today_kernel):
+            inputs = [{name: t[name] for name in case.inputs} for t in sets]
+            between = {"eager": _rotating(inputs, lambda i: case.stock(i, PYTORCH)),
+                       "compile": _rotating(inputs, compiled(case))}
+        confirmed = confirm({**steps, **between}, best, watch, args, between=list(between))
     row = {"name": case.name, "op": case.op_key, "shape": model_name, "M": m, "N": n, "K": k,
            "candidates": [{"kernel": _describe(candidates[i]), "x_matmul": ratios[f"c{i}"]} for i in runnable],
            "today_kernel": today_kernel,
@@ -147,6 +152,18 @@ def worth_confirming(pick_kernel: str, today_kernel: str | None, gain: float | N
     1B RMSNorm-RoPE at M = 4096 (~60 µs) read 9 % faster forced than as chosen, the same kernel,
     in 10 confirmation rounds (bench/RESULTS.md); such a row would pin today's choice, not change it."""
     return passed and gain is not None and gain >= min_gain and pick_kernel != today_kernel
+
+
+def flips_schedule(pick_kernel: str, today_kernel: str | None) -> bool:
+    """Whether a pick runs another schedule (Cooperative / Pingpong) than today's kernel. Such a pick
+    is confirmed with the benchmark of record's other variants (eager and compiled PyTorch) in the
+    rounds: timed with torch.matmul alone, Pingpong read 5-9 % ahead of Cooperative at the RMSNorm
+    backward's QKV dgrad, and 4-7 % behind it with them (twenty-ninth, thirty-first and
+    thirty-second sessions; docs/benchmarks.md §5.1): what runs between launches decides it."""
+    def schedule(kernel: str) -> str:
+        return kernel.split()[0].split("_")[0]  # "coop", "pingpong"
+
+    return today_kernel is not None and schedule(pick_kernel) != schedule(today_kernel)
 
 
 def best_over_today(row: dict) -> float | None:
@@ -171,10 +188,12 @@ def summary(rows: list[dict], within: float) -> str:
             f"worst {worst:.3f} ({r['name']} {r['shape']} M = {r['M']})")
 
 
-def confirm(steps: dict, pick: str, watch: Stopwatch, args) -> dict:
+def confirm(steps: dict, pick: str, watch: Stopwatch, args, between: Sequence[str] = ()) -> dict:
     """The pick against today's choice alone, in fresh rounds: the paired per-round ratio
-    pick ÷ today (no selection among candidates, so no winner's curse), and both against matmul."""
-    result = interleaved_rounds({name: steps[name] for name in ("torch_matmul", "today", pick)}, watch,
+    pick ÷ today (no selection among candidates, so no winner's curse), and both against matmul;
+    `between`: other steps timed in the same rounds (flips_schedule), named in the result."""
+    names = ("torch_matmul", *between, "today", pick)
+    result = interleaved_rounds({name: steps[name] for name in names}, watch,
                                 rounds=args.confirm_rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
     r = result.round_medians_ms
@@ -185,7 +204,7 @@ def confirm(steps: dict, pick: str, watch: Stopwatch, args) -> dict:
         return round_ratio(r, result.errors, a, b)
 
     return {"gain": 1 - paired(pick, "today"), "today_x_matmul": paired("today", "torch_matmul"),
-            "pick_x_matmul": paired(pick, "torch_matmul"), "rounds_ms": r}
+            "pick_x_matmul": paired(pick, "torch_matmul"), "rounds_ms": r, "between": list(between)}
 
 
 def _fmt(x) -> str:
