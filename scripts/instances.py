@@ -57,10 +57,7 @@ D_OF_ELEMENT = {"bf16": "bf16", "float": "f32", "void": "void"}
 # the configs an op's options.choice may force), an fp32 D in the first only (the Cooperative one,
 # the plain fp32 GEMMs' config), and a program that widens its epilogue subtile
 # (`static constexpr int kEpilogueTileN = ...;`, kernels/coda/gemm/kernel.hpp) only the configs
-# whose tile N that subtile divides (CUTLASS requires it). A program that declares
-# `static constexpr bool kHeavyAccumulatorConfigs = false;` is not compiled for the configs holding
-# more than 128 accumulators a thread (Pingpong 128x192): where its epilogue cannot narrow its
-# subtile there and spills, and no measurement chose it.
+# whose tile N that subtile divides (CUTLASS requires it).
 def read_config_list(path, name):
     """The TileConfig enumerators of `inline constexpr gemm::TileConfig <name>[] = {...}` in path."""
     body = re.search(rf"{name}\[\] = \{{([^}}]*)\}}", (ROOT / path).read_text())
@@ -83,10 +80,7 @@ def tile_n(config):
 
 # Every config but Pingpong 128x192 holds 128 fp32 accumulators a thread (a Pingpong warp group of
 # 128 threads holds its whole tile, the two Cooperative ones half each); that one holds 192, beside
-# which a heavy epilogue spills.
-HEAVY_ACCUMULATORS_PER_THREAD = 128
-
-
+# which a heavy epilogue spills (scripts/sass_mix.py reads it).
 def accumulators_per_thread(config):
     tile, _cluster, schedule = CONFIGS[config].split("_")
     tile_m, tile_n_ = (int(x) for x in tile.split("x"))
@@ -106,15 +100,13 @@ def constant_value(expression):
 
 
 class Program:
-    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, heavy_accumulator_configs=True):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
         configs = EXAMPLE_CONFIGS if example else EPILOGUE_CONFIGS
         configs = configs[:1] if d == "f32" else configs
         self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
-        if not heavy_accumulator_configs:
-            self.configs = [c for c in self.configs if accumulators_per_thread(c) <= HEAVY_ACCUMULATORS_PER_THREAD]
         self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
     def kernel(self, config):
@@ -130,9 +122,8 @@ def read_programs():
             struct = re.search(rf"^struct {name}\b(.*?)^}};", text, re.M | re.S)
             assert struct, f"{header.name}: no struct {name}"
             subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
-            no_heavy = re.search(r"static constexpr bool kHeavyAccumulatorConfigs = false;", struct.group(1))
             programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
-                                    constant_value(subtile.group(1)) if subtile else None, not no_heavy))
+                                    constant_value(subtile.group(1)) if subtile else None))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (
