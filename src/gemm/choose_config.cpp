@@ -43,6 +43,13 @@ constexpr int kSms = 132;
 // and the tile, raster and swizzle tuned at one token count keep their ranking at another.
 constexpr long kManyWaveTiles = 4 * kSms;
 
+// A choice made for another shape whose tiles fill less of their waves than this is replaced
+// (fill_last_wave). On the H100 at M = 9216 (1B widths: 4.4 waves, 87 % filled) stream-K was
+// 4–13 % ahead on four shapes; at M = 11951 (5.7 waves, 95 %) on none; at M = 3000 and 5194
+// (1.5 and 2.5 waves) the data-parallel choice ran 0.76–0.85 × cuBLAS (bench/RESULTS.md,
+// fifteenth and sixteenth sessions).
+constexpr double kMinWaveFill = 0.9;
+
 // Where no data-parallel grid fills its waves, stream-K takes the stream-K decomposition from this
 // K on: on the H100 it ran 10–26 % ahead of CUTLASS's heuristic decomposition on the 1B long-K
 // shapes at M = 1536 and 5194. Where a grid fills its waves, that grid ran 2–34 % ahead of

@@ -219,17 +219,8 @@ gemm::KernelChoice program_choice(const ArgCheck& check, const TunedCall& call,
   return *given;
 }
 
-namespace {
-
-// op_choice before fill_last_wave_of: a row of this very shape as tuned (`exact`), else the
-// nearest row or the op's fallback with its swizzle fitted to the grid.
-struct TableChoice {
-  gemm::KernelChoice choice;
-  bool exact;
-};
-
-TableChoice table_or_fallback(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
-                              std::int64_t k) {
+gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                             std::int64_t k) {
   // The op's nearest tuned shape on this GPU (gemm::tuned_shape_distance), if one is near.
   const OpTableEntry* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
@@ -240,32 +231,10 @@ TableChoice table_or_fallback(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std:
         if (d < best) best = d, nearest = e;
       }
   // A row of this very shape was timed as is; any other choice gets a swizzle that fits its grid.
-  if (nearest != nullptr && best == 0.0) return {nearest->choice, true};
+  if (nearest != nullptr && best == 0.0) return nearest->choice;
   const gemm::KernelChoice chosen =
       nearest != nullptr ? nearest->choice : fallback_of(gpu, op, m, n, k);
-  return {gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op)), false};
-}
-
-}  // namespace
-
-gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
-                             std::int64_t k) {
-  const TableChoice t = table_or_fallback(gpu, op, m, n, k);
-  return t.exact ? t.choice : fill_last_wave_of(gpu, op, t.choice, m, n);
-}
-
-gemm::KernelChoice fill_last_wave_of(gemm::TunedGpu gpu, OpKey op, const gemm::KernelChoice& choice,
-                                     std::int64_t m, std::int64_t n) {
-  if (gpu != gemm::TunedGpu::kH100 || choice.config != TileConfig::kCoop128x256Cluster2x1 ||
-      gemm::wave_fill(choice, int(m), int(n)) >= gemm::kMinWaveFill)
-    return choice;
-  gemm::SwizzleFit fit;  // swizzle 2 up to 5 % padding: at 2.3 % it ran 0.985 × swizzle 1's time
-  fit.max_padding = 0.05;
-  const gemm::KernelChoice pingpong = gemm::fit_swizzle(
-      {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2, Decomposition::kHeuristic},
-      int(m), int(n), fit);
-  const bool fills = gemm::sm_fill(pingpong, int(m), int(n)) >= gemm::kMinWaveFill;
-  return fills && epilogue::has_program_instance(op, pingpong.config) ? pingpong : choice;
+  return gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op));
 }
 
 gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
@@ -290,14 +259,11 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
     }
     case OpKey::kLinearQknormRopeSavePre:
     case OpKey::kLinearRmsnormQknormRopeSavePre: {
-      // Its base op's choice before fill_last_wave_of, which weighs Cooperative against Pingpong:
-      // this op runs Pingpong either way, with the base's raster and swizzle.
-      gemm::KernelChoice c = table_or_fallback(gpu,
-                                               op == OpKey::kLinearQknormRopeSavePre
-                                                   ? OpKey::kLinearQknormRope
-                                                   : OpKey::kLinearRmsnormQknormRope,
-                                               m, n, k)
-                                 .choice;
+      gemm::KernelChoice c = op_choice(gpu,
+                                       op == OpKey::kLinearQknormRopeSavePre
+                                           ? OpKey::kLinearQknormRope
+                                           : OpKey::kLinearRmsnormQknormRope,
+                                       m, n, k);
       c.config = TileConfig::kPingpong128x128Cluster2x1;
       return c;
     }

@@ -97,22 +97,9 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
 // runs; another for a tool that asks what a GPU would run, `coda-bench choose`).
 gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
                                std::int64_t k);
-// `choice`, made for another shape, unless it is Cooperative 128×256 and its tiles fill less
-// than gemm::kMinWaveFill (90 %) of their waves: then Pingpong 128×128 along N with swizzle 2
-// (1 where 2 pads the grid by over 5 %), where that kernel's tiles keep 90 % of the SMs busy (gemm::sm_fill), on the H100.
-// Its tiles are half as large, so the idle tail of the last wave is half as long. Measured on
-// the RMSNorm backward of the 1B gate/up dgrad (10837 × 2048 × 16384, 5.15 waves of 128×256
-// tiles, 86 % filled): Pingpong 128×128 along N swizzle 2 ran 0.924 × the Cooperative kernel's
-// time inside the training step (layer-tune) and 0.92 × beside matmul (op tuner), while at the
-// fills of 0.92–0.97 (1B at 5793, 11585, 16384; 8B and Qwen3-8B at 5793–16384) Cooperative stayed
-// ahead, by 2–30 % (bench/RESULTS.md, thirty-second and thirty-third sessions). The plain
-// GEMM's own choice fills its last wave the same way (gemm::fill_last_wave).
-gemm::KernelChoice fill_last_wave_of(gemm::TunedGpu gpu, OpKey op, const gemm::KernelChoice& choice,
-                                     std::int64_t m, std::int64_t n);
 // The kernel for `op` at M × N × K on `gpu` when none is given: that GPU's tuned table
 // (op_table_<gpu>.inc, nearest tuned shape), else fallback_of; either but a table row of this very
-// shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle, swizzle_fit_of) and
-// its last wave filled (fill_last_wave_of).
+// shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle, swizzle_fit_of).
 gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
                              std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.

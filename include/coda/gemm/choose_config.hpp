@@ -81,13 +81,6 @@ struct SwizzleFit {
 // eighteenth sessions).
 KernelChoice fit_swizzle(KernelChoice choice, int m, int n, const SwizzleFit& fit = {});
 
-// A choice made for another shape whose tiles fill less of their waves than this is replaced
-// (fill_last_wave; the fused ops: ops::detail::fill_last_wave_of). On the H100 at M = 9216 (1B
-// widths: 4.4 waves, 87 % filled) stream-K was 4–13 % ahead on four shapes; at M = 11951 (5.7
-// waves, 95 %) on none; at M = 3000 and 5194 (1.5 and 2.5 waves) the data-parallel choice ran
-// 0.76–0.85 × cuBLAS (bench/RESULTS.md, fifteenth and sixteenth sessions).
-inline constexpr double kMinWaveFill = 0.9;
-
 // The share of the SM waves that `choice`'s tiles at M × N fill (132 SMs; a 128 × 128 tile counts
 // as half a 128 × 256 one): 1 when the last wave is full, 0.5 for one and a half waves.
 double wave_fill(const KernelChoice& choice, int m, int n);

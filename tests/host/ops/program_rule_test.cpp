@@ -244,35 +244,6 @@ TEST(FallbackOf, WidensPingpongBelowFewTokens) {
               forward_program_rule(1448, 6144, 4096)) << gemm::to_string(gpu);
 }
 
-// On the H100, a Cooperative 128 x 256 choice made for another shape whose tiles fill under 90 %
-// of their waves becomes Pingpong 128 x 128 along N (fill_last_wave_of): the 1B gate/up dgrad's
-// RMSNorm backward at M = 10837 (85 x 8 tiles: 5.15 waves on 132 SMs, 86 % filled), where the
-// H100 table's row at 16384 is Cooperative. Swizzle 2 pads its 86 cluster rows to 88 (2.3 %) and
-// stays.
-TEST(FillLastWaveOf, HalvesTheTileWhereTheLastWaveIsMostlyIdle) {
-  constexpr gemm::TunedGpu kH100 = gemm::TunedGpu::kH100;
-  const gemm::KernelChoice coop{gemm::TileConfig::kCoop128x256Cluster2x1,
-                                gemm::RasterOrder::kAlongN, 1, gemm::Decomposition::kHeuristic};
-  const gemm::KernelChoice pingpong{gemm::TileConfig::kPingpong128x128Cluster2x1,
-                                    gemm::RasterOrder::kAlongN, 2, gemm::Decomposition::kHeuristic};
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, coop, 10837, 2048), pingpong);
-  EXPECT_EQ(op_choice(kH100, OpKey::kLinearRmsnormBwd, 10837, 2048, 16384), pingpong);
-  // Filled waves keep the choice: 5.52 of 6 at M = 11585, 7.76 of 8 at 16384, 10.3 of 11 at 8B
-  // widths (N = 4096) and M = 10837.
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, coop, 11585, 2048), coop);
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, coop, 16384, 2048), coop);
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, coop, 10837, 4096), coop);
-  // Where Pingpong's tiles would not keep 90 % of the SMs busy either (M = 1408: 96 tiles of
-  // 128 x 256, 73 % of a wave; 192 of 128 x 128, 73 % of two tiles an SM), and on the other GPUs:
-  // unchanged.
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, coop, 1408, 2048), coop);
-  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
-    EXPECT_EQ(fill_last_wave_of(gpu, OpKey::kLinearRmsnormBwd, coop, 10837, 2048), coop)
-        << gemm::to_string(gpu);
-  // Pingpong choices are left as they are.
-  EXPECT_EQ(fill_last_wave_of(kH100, OpKey::kLinearRmsnormBwd, pingpong, 10837, 2048), pingpong);
-}
-
 // What each op falls back to, where no tuned row is near.
 TEST(FallbackOf, NamesEachOpsOwnKernel) {
   const std::int64_t m = 3000, n = 8192, k = 2048;
