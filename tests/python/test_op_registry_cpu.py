@@ -2,13 +2,16 @@
 """Every fused op key (CODA_OP_KEYS in include/coda/ops/op_key.hpp, the op registry the op tables
 and the autotuner read) reaches every per-op list on the Python side: a public op in coda.ops, a
 case in the op benchmark (which `python -m coda.bench tune` tunes, so a key without one is never
-tuned), and a name the library's table writer accepts. A key added in C++ and forgotten here fails."""
+tuned), a branch in the C++ `coda-bench ops|tune-ops` (bench/ops_bench.cu, kernel work), and a
+name the library's table writer accepts. A key added in C++ and forgotten here fails."""
 import pathlib
 import re
 
 import pytest
 
-OP_KEY_HPP = pathlib.Path(__file__).resolve().parents[2] / "include" / "coda" / "ops" / "op_key.hpp"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OP_KEY_HPP = ROOT / "include" / "coda" / "ops" / "op_key.hpp"
+OPS_BENCH_CU = ROOT / "bench" / "ops_bench.cu"
 
 
 def _op_keys() -> list[str]:
@@ -42,6 +45,14 @@ def test_key_has_a_benchmark_case(key):
     assert key in {c.name for c in cases(MODELS["8B"])}, (
         f"{key}: no case in coda/bench/op_cases.py, so `python -m coda.bench ops` never times it "
         "and `python -m coda.bench tune` never tunes it")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_key_has_a_cpp_benchmark_branch(key):
+    # measure() picks the op's call by name: `op == "linear_…"` (a save-Pre key is its own branch).
+    assert f'op == "{key}"' in OPS_BENCH_CU.read_text(), (
+        f"{key}: no branch in bench/ops_bench.cu's measure(), so `coda-bench ops` and "
+        "`coda-bench tune-ops` cannot run it")
 
 
 @pytest.mark.parametrize("key", KEYS)
