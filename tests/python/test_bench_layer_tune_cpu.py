@@ -51,3 +51,13 @@ def test_refuses_to_run_without_a_gpu():
     done = subprocess.run([sys.executable, "-m", "coda.bench", "layer-tune", "--size", "tiny"],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert done.returncode == 2 and "needs a CUDA GPU" in done.stderr
+
+
+def test_an_m_the_layer_cannot_build_is_refused_when_parsed(capsys):
+    # M = batch 4 x sequence: 10837 fails at parse time, naming the constraint, before any GPU work.
+    import pytest
+
+    with pytest.raises(SystemExit):
+        layer_tune.parse_args(["--m", "10837"])
+    assert "M = 10837: must be a positive multiple of the batch 4" in capsys.readouterr().err
+    assert layer_tune.parse_args(["--m", "10840"]).m == 10840

@@ -143,7 +143,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--variants", type=layer.csv_choices(VARIANT_NAMES), default=["coda", "floor", "hf_compile"])
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=5)
-    parser.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")
+    parser.add_argument("--m", type=layer.tokens_arg, default=None,
+                        help="tokens M, a multiple of the batch 4 (default: the size's, 16384)")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--trace", action="store_true", help="also write DIR/<variant>.trace.json (Chrome trace)")
     parser.add_argument("--seed", type=int, default=0)

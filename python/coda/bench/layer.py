@@ -294,6 +294,19 @@ def _free_memory(device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
+def tokens_arg(text: str) -> int:
+    """--m: a positive multiple of the batch (M = BATCH × sequence), refused when parsed rather
+    than after the GPU work before it."""
+    try:
+        m = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if m <= 0 or m % BATCH:
+        raise argparse.ArgumentTypeError(f"M = {m}: must be a positive multiple of the batch {BATCH} "
+                                         f"(M = {BATCH} x sequence; e.g. {max(BATCH, m - m % BATCH)})")
+    return m
+
+
 def csv_choices(choices: Sequence[str]):
     def parse(text: str) -> list[str]:
         items = [item.strip() for item in text.split(",") if item.strip()]
@@ -314,7 +327,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--iters", type=int, default=10, help="timed iterations per variant per round")
     parser.add_argument("--warmup", type=int, default=3, help="untimed iterations per variant before the rounds")
-    parser.add_argument("--m", type=int, default=None, help="tokens M = 4 x seq (default 16384)")
+    parser.add_argument("--m", type=tokens_arg, default=None, help="tokens M = 4 x seq (default 16384)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sustained", type=float, default=0.0, metavar="MS",

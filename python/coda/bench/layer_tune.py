@@ -201,7 +201,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--size", choices=tuple(layer.PUBLIC_SIZES) + ("tiny",), default="8B")
     p.add_argument("--ops", type=layer.csv_choices(tuple(LAYER_CALLS)), default=list(LAYER_CALLS),
                    help="the layer's op calls to rank (coda.ops function names)")
-    p.add_argument("--m", type=int, default=None, help="tokens M (default: the size's, 16384)")
+    p.add_argument("--m", type=layer.tokens_arg, default=None,
+                   help="tokens M, a multiple of the batch 4 (default: the size's, 16384)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=3)
     p.add_argument("--warmup", type=int, default=2)
