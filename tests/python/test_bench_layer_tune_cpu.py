@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from coda import ops
@@ -55,8 +56,6 @@ def test_refuses_to_run_without_a_gpu():
 
 def test_an_m_the_layer_cannot_build_is_refused_when_parsed(capsys):
     # M = batch 4 x sequence: 10837 fails at parse time, naming the constraint, before any GPU work.
-    import pytest
-
     with pytest.raises(SystemExit):
         layer_tune.parse_args(["--m", "10837"])
     assert "M = 10837: must be a positive multiple of the batch 4" in capsys.readouterr().err
