@@ -24,8 +24,10 @@ choice, the worst, and the rows within 0.92 (a choice no candidate is stays unpr
 Price on tuner runs at M the change was not tuned on. A replay is a prediction, not a
 measurement: A/B the change on the GPU once it is at hand (docs/benchmarks.md §5.1).
 """
-import math
 import json
+import math
+import pathlib
+import re
 import sys
 
 from coda_choose import SHORT_CONFIG_NAMES, choose
@@ -38,10 +40,25 @@ def candidate_name(choice):
     return f"{name} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
 
 
+# The op-table keys' names (CODA_OP_KEYS: X(kId, "name", Params)).
+OP_KEYS = re.findall(r'X\(k\w+, "(\w+)",',
+                     (pathlib.Path(__file__).resolve().parent.parent / "include/coda/ops/op_key.hpp").read_text())
+
+
+def op_key(row):
+    """A tuner row's op-table key: "op" where the case is a second shape of an op (logged since the
+    twenty-second session), else the longest key the case's name is or begins with (a log from
+    before names its case only: linear_rmsnorm_bwd_qkv runs linear_rmsnorm_bwd)."""
+    if "op" in row:
+        return row["op"]
+    name = row["name"]
+    keys = [k for k in OP_KEYS if name == k or name.startswith(k + "_")]
+    return max(keys, key=len) if keys else name
+
+
 def choose_query(row):
-    """`coda-bench choose`'s query for a tuner row, by its op-table key: "op" where the case is a
-    second shape of an op (logged since the twenty-second session), else the case's name."""
-    return f"op {row.get('op', row['name'])} {row['M']} {row['N']} {row['K']}"
+    """`coda-bench choose`'s query for a tuner row, by its op-table key."""
+    return f"op {op_key(row)} {row['M']} {row['N']} {row['K']}"
 
 
 def replay(rows, choices):

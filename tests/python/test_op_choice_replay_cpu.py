@@ -35,3 +35,12 @@ def test_a_choice_that_is_no_candidate_stays_unpriced():
 def test_the_summary_counts_rows_within_0_92():
     assert replay_script.price_summary([1.0, 0.9]) == "0.949 / 0.90 / 1 of 2"
     assert replay_script.price_summary([]) == "no priced row"
+
+
+def test_a_row_is_queried_by_its_op_key():
+    # Logged with its key; an older log names only its case, a second shape of a keyed op.
+    assert replay_script.choose_query({"op": "linear_rmsnorm_bwd", "name": "linear_rmsnorm_bwd_qkv",
+                                       "M": 1, "N": 2, "K": 3}) == "op linear_rmsnorm_bwd 1 2 3"
+    assert replay_script.op_key({"name": "linear_rmsnorm_bwd_qkv"}) == "linear_rmsnorm_bwd"
+    assert replay_script.op_key({"name": "linear_bias_gelu_save_pre"}) == "linear_bias_gelu_save_pre"
+    assert replay_script.op_key({"name": "linear_swiglu_no_z"}) == "linear_swiglu"
