@@ -117,10 +117,26 @@ def _rotating(sets: list, fn) -> callable:
     return step
 
 
+def stock_inputs(case: Case, sets: list[Operands]) -> list[dict]:
+    """Each set's arguments to the standard computation."""
+    return [{n: t[n] for n in case.inputs} for t in sets]
+
+
+def matmul_step(case: Case, gemm_ab: list) -> callable:
+    """PyTorch's GEMM of the op's shape on each set's (A, B): the speed of light."""
+    return _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p)))
+
+
+def stock_steps(case: Case, inputs: list[dict], compiled_stock) -> dict:
+    """The standard computation in eager PyTorch and under torch.compile, on `inputs`."""
+    return {"eager": _rotating(inputs, lambda i: case.stock(i, PYTORCH)),
+            "compile": _rotating(inputs, compiled_stock)}
+
+
 def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch: Stopwatch, device) -> dict:
     model = MODELS[model_name]
     sets = _operand_sets(case, model, m, device)
-    inputs = [{n: t[n] for n in case.inputs} for t in sets]
+    inputs = stock_inputs(case, sets)
     gemm_ab = [(t[case.gemm[0]], t[case.gemm[1]]) for t in sets]
     a, w = gemm_ab[0]
     mnk = [a.shape[0], w.shape[1] if case.dgrad else w.shape[0], a.shape[1]]
@@ -132,12 +148,8 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
 
     from coda import ops
 
-    steps = {
-        "coda": _rotating(sets, case.coda),
-        "torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
-        "eager": _rotating(inputs, lambda i: case.stock(i, PYTORCH)),
-        "compile": _rotating(inputs, compiled_stock),
-    }
+    steps = {"coda": _rotating(sets, case.coda), "torch_matmul": matmul_step(case, gemm_ab),
+             **stock_steps(case, inputs, compiled_stock)}
     if not case.dgrad:
         steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
     if case.gemms is not None:

@@ -34,12 +34,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import MODELS, PYTORCH, cases, compiled
-from coda.bench.ops import (_operand_sets, _rotating, add_run_arguments, check, kernel_ran,
-                            round_ratio, run_metadata, start_run)
+from coda.bench.ops import (_operand_sets, _rotating, add_run_arguments, check, kernel_ran, matmul_step,
+                            round_ratio, run_metadata, start_run, stock_inputs, stock_steps)
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -101,8 +100,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
                 return case.coda(t)
         return run
 
-    steps = {"torch_matmul": _rotating(gemm_ab, (lambda p: torch.matmul(*p)) if case.dgrad else (lambda p: F.linear(*p))),
-             "today": _rotating(sets, case.coda)}
+    steps = {"torch_matmul": matmul_step(case, gemm_ab), "today": _rotating(sets, case.coda)}
     runnable = C.op_candidates(case.op_key)
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in runnable})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
@@ -118,7 +116,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     timed = {name: r for name, r in ratios.items() if r is not None}
     best = min(timed, key=timed.get)
     index = int(best[1:])
-    stock_out = case.stock({name: sets[0][name] for name in case.inputs}, PYTORCH)
+    stock_out = case.stock(stock_inputs(case, sets[:1])[0], PYTORCH)
     with ops.forced_kernel(case.op_key, index):  # the standard layout of its outputs too
         checks = check(case, sets[0], case.coda(sets[0]), stock_out)
     passed = all(err <= bound for err, _, bound in checks.values())
@@ -127,9 +125,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     if worth_confirming(_describe(candidates[index]), today_kernel, gain, passed, args.min_gain):
         between = {}
         if flips_schedule(_describe(candidates[index]), today_kernel):
-            inputs = [{name: t[name] for name in case.inputs} for t in sets]
-            between = {"eager": _rotating(inputs, lambda i: case.stock(i, PYTORCH)),
-                       "compile": _rotating(inputs, compiled(case))}
+            between = stock_steps(case, stock_inputs(case, sets), compiled(case))
         confirmed = confirm({**steps, **between}, best, watch, args, between=list(between))
     row = {"name": case.name, "op": case.op_key, "shape": model_name, "M": m, "N": n, "K": k,
            "candidates": [{"kernel": _describe(candidates[i]), "x_matmul": ratios[f"c{i}"]} for i in runnable],
