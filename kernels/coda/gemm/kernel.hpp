@@ -115,22 +115,17 @@ struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
       Rest...>;
 };
 
-// Program::kEpilogueTileN and Program::kPingpongEpilogueTileN, 0 where not declared.
-template <class Program, class = void>
-struct DeclaredTileN : std::integral_constant<int, 0> {};
-template <class Program>
-struct DeclaredTileN<Program, std::void_t<decltype(Program::kEpilogueTileN)>>
-    : std::integral_constant<int, Program::kEpilogueTileN> {};
-template <class Program, class = void>
-struct DeclaredPingpongTileN : std::integral_constant<int, 0> {};
-template <class Program>
-struct DeclaredPingpongTileN<Program, std::void_t<decltype(Program::kPingpongEpilogueTileN)>>
-    : std::integral_constant<int, Program::kPingpongEpilogueTileN> {};
-template <class Program, class = void>
-struct DeclaredWidePingpongTileN : std::integral_constant<int, 0> {};
-template <class Program>
-struct DeclaredWidePingpongTileN<Program, std::void_t<decltype(Program::kWidePingpongEpilogueTileN)>>
-    : std::integral_constant<int, Program::kWidePingpongEpilogueTileN> {};
+// Trait<Program>::value: Program::member, or 0 where Program does not declare it.
+#define CODA_DECLARED_INT(Trait, member)                                              \
+  template <class Program, class = void>                                              \
+  struct Trait : std::integral_constant<int, 0> {};                                   \
+  template <class Program>                                                            \
+  struct Trait<Program, std::void_t<decltype(Program::member)>>                       \
+      : std::integral_constant<int, Program::member> {};
+CODA_DECLARED_INT(DeclaredTileN, kEpilogueTileN)
+CODA_DECLARED_INT(DeclaredPingpongTileN, kPingpongEpilogueTileN)
+CODA_DECLARED_INT(DeclaredWidePingpongTileN, kWidePingpongEpilogueTileN)
+#undef CODA_DECLARED_INT
 
 // The subtile's N for Program under Tile: kEpilogueTileN when declared (a node that reduces
 // across a head of columns needs the whole head in one subtile); else kPingpongEpilogueTileN when
