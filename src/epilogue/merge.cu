@@ -60,12 +60,12 @@ void launch(const float* partials, PartialLayout layout, int count, float scale,
 }  // namespace
 
 PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n) {
-  const gemm::TileGeometry t = gemm::geometry(config);
+  const gemm::EpilogueTileGeometry t = gemm::epilogue_geometry(config);
   return {static_cast<int>((n + t.tile_n - 1) / t.tile_n), round_up(m, t.tile_m)};
 }
 
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n) {
-  const gemm::TileGeometry t = gemm::geometry(config);
+  const gemm::EpilogueTileGeometry t = gemm::epilogue_geometry(config);
   return {static_cast<int>((m + t.tile_m - 1) / t.tile_m), round_up(n, t.tile_n)};
 }
 
@@ -77,7 +77,7 @@ std::int64_t most_partial_floats(std::int64_t across, std::int64_t along, TileAc
                                  TileAlong tile_along) {
   std::int64_t tiles = 0, padded = 0;
   for (int c = 0; c < gemm::kNumTileConfigs; ++c) {
-    const gemm::TileGeometry t = gemm::geometry(gemm::TileConfig(c));
+    const gemm::EpilogueTileGeometry t = gemm::epilogue_geometry(gemm::TileConfig(c));
     tiles = std::max(tiles, (across + tile_across(t) - 1) / tile_across(t));
     padded = std::max(padded, round_up(along, tile_along(t)));
   }
@@ -86,13 +86,13 @@ std::int64_t most_partial_floats(std::int64_t across, std::int64_t along, TileAc
 }  // namespace
 
 std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return most_partial_floats(n, m, [](const gemm::TileGeometry& t) { return t.tile_n; },
-                             [](const gemm::TileGeometry& t) { return t.tile_m; });
+  return most_partial_floats(n, m, [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; },
+                             [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; });
 }
 
 std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return most_partial_floats(m, n, [](const gemm::TileGeometry& t) { return t.tile_m; },
-                             [](const gemm::TileGeometry& t) { return t.tile_n; });
+  return most_partial_floats(m, n, [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; },
+                             [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; });
 }
 
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,

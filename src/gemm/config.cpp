@@ -23,11 +23,12 @@ struct ConfigFacts {
   TileGeometry geometry;
   bool stream_k;
   bool pingpong;
+  bool overlap;
 };
 constexpr ConfigFacts kConfigs[] = {
 #define CODA_TILE_CONFIG_FACTS(id, name, tm, tn, cm, cn, schedule, scheduler) \
   {name, #id, {tm, tn, cm, cn}, std::string_view(#scheduler) == "StreamK",     \
-   std::string_view(#schedule) == "Pingpong"},
+   std::string_view(#schedule) == "Pingpong", std::string_view(#schedule) == "OverlapCooperative"},
     CODA_TILE_CONFIGS(CODA_TILE_CONFIG_FACTS)
 #undef CODA_TILE_CONFIG_FACTS
 };
@@ -46,6 +47,12 @@ const char* identifier(TileConfig config) {
 
 TileGeometry geometry(TileConfig config) {
   return known(config) ? kConfigs[int(config)].geometry : TileGeometry{128, 256, 1, 1};
+}
+
+EpilogueTileGeometry epilogue_geometry(TileConfig config) {
+  const TileGeometry g = geometry(config);
+  if (known(config) && kConfigs[int(config)].overlap) return {64, 128};
+  return {g.tile_m, g.tile_n};
 }
 
 const char* to_string(RasterOrder raster) {

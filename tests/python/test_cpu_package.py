@@ -260,14 +260,15 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
     from coda import _C, ops
 
     candidates = _C.program_candidates()
-    assert len(candidates) == 24 and len(set(candidates)) == 24
-    assert {c[0] for c in candidates} == {"coop_128x256_2x1", "pingpong_128x128_2x1", "pingpong_128x192_2x1"}
+    assert len(candidates) == 32 and len(set(candidates)) == 32
+    assert {c[0] for c in candidates} == {"coop_128x256_2x1", "pingpong_128x128_2x1", "pingpong_128x192_2x1",
+                                          "ovcoop_128x256_2x1"}
     # QK-norm's epilogue subtile holds whole 128-column heads: its program has no 192-column tile.
-    assert _C.op_candidates("linear_swiglu") == list(range(24))
+    assert _C.op_candidates("linear_swiglu") == list(range(32))
     assert [candidates[i][0] for i in _C.op_candidates("linear_qknorm_rope")].count("pingpong_128x192_2x1") == 0
-    assert len(_C.op_candidates("linear_qknorm_rope")) == 16
+    assert len(_C.op_candidates("linear_qknorm_rope")) == 24
     # The RMSNorm backward's program has the 192-column tile too, in 16-column subtiles.
-    assert _C.op_candidates("linear_rmsnorm_bwd") == list(range(24))
+    assert _C.op_candidates("linear_rmsnorm_bwd") == list(range(32))
     pingpong = candidates.index(("pingpong_128x128_2x1", "along_m", 8))
     coop = candidates.index(("coop_128x256_2x1", "along_n", 1))
     row = _C.op_table_row("linear_swiglu", 16384, 28672, 4096, pingpong)

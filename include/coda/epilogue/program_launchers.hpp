@@ -13,12 +13,13 @@
 namespace coda::epilogue {
 
 // The configs the programs are compiled for (scripts/instances.py reads this list): one
-// Cooperative and two Pingpong, the configs an op's options.choice may name and the autotuner
-// times. A program with an fp32 D compiles the first only; one whose epilogue subtile spans
-// whole heads (QK-norm, 128 columns) only those whose tile N that subtile divides.
-inline constexpr gemm::TileConfig kProgramConfigs[] = {gemm::TileConfig::kCoop128x256Cluster2x1,
-                                                       gemm::TileConfig::kPingpong128x128Cluster2x1,
-                                                       gemm::TileConfig::kPingpong128x192Cluster2x1};
+// Cooperative, two Pingpong and the overlapped Cooperative, the configs an op's options.choice
+// may name and the autotuner times. A program with an fp32 D compiles the first only; one whose
+// epilogue subtile spans whole heads (QK-norm, 128 columns) only those whose tile N that subtile
+// divides.
+inline constexpr gemm::TileConfig kProgramConfigs[] = {
+    gemm::TileConfig::kCoop128x256Cluster2x1, gemm::TileConfig::kPingpong128x128Cluster2x1,
+    gemm::TileConfig::kPingpong128x192Cluster2x1, gemm::TileConfig::kOverlapCoop128x256Cluster2x1};
 // Whether the program of `op` (its row of CODA_OP_KEYS) is compiled for `config`.
 bool has_program_instance(ops::OpKey op, gemm::TileConfig config);
 

@@ -30,7 +30,9 @@ enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
   X(kCoop256x128Cluster1x2, "coop_256x128_1x2", 256, 128, 1, 2, Cooperative, Persistent)       \
   X(kStreamKCoop128x256Cluster2x1, "skcoop_128x256_2x1", 128, 256, 2, 1, Cooperative, StreamK) \
   X(kPingpong128x128Cluster2x1, "pingpong_128x128_2x1", 128, 128, 2, 1, Pingpong, Persistent)  \
-  X(kPingpong128x192Cluster2x1, "pingpong_128x192_2x1", 128, 192, 2, 1, Pingpong, Persistent)
+  X(kPingpong128x192Cluster2x1, "pingpong_128x192_2x1", 128, 192, 2, 1, Pingpong, Persistent)  \
+  X(kOverlapCoop128x256Cluster2x1, "ovcoop_128x256_2x1", 128, 256, 2, 1, OverlapCooperative,   \
+    Persistent)
 
 enum class TileConfig : std::uint8_t {
 #define CODA_TILE_CONFIG_ENUMERATOR(id, name, tm, tn, cm, cn, schedule, scheduler) id,
@@ -48,6 +50,13 @@ struct TileGeometry {
   int tile_m, tile_n, cluster_m, cluster_n;
 };
 TileGeometry geometry(TileConfig config);
+// The tile the epilogue works on, which lays out the programs' partial buffers (merge.hpp): the
+// CTA tile, but 64 x 128 under OverlapCooperative (its epilogue warp group takes the 128 x 256
+// tile as four such virtual tiles; kernels/coda/gemm/overlap_cooperative.hpp).
+struct EpilogueTileGeometry {
+  int tile_m, tile_n;
+};
+EpilogueTileGeometry epilogue_geometry(TileConfig config);
 
 // CUTLASS's persistent scheduler walks output tiles along M or N; swizzle groups that many tiles
 // across the other mode for L2 reuse. Wrong settings halve throughput on wide-N shapes.

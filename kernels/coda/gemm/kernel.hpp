@@ -32,6 +32,7 @@
 
 #include "coda/epilogue/context.hpp"
 #include "coda/gemm/config.hpp"
+#include "coda/gemm/overlap_cooperative.hpp"
 #include "coda/gemm/tma_store_one_lane.hpp"
 
 namespace coda::gemm {
@@ -47,6 +48,49 @@ struct Pingpong {
   using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
   using EpilogueTile = cute::Shape<cute::_64, cute::_32>;
+};
+// Cooperative's mainloop and tile, the epilogue in its own warp group on 64 x 128 virtual tiles
+// (overlap_cooperative.hpp): the epilogue is built as a one-warp-group (Pingpong-shaped) one for
+// the virtual tile.
+struct OverlapCooperative {
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+  using EpilogueTile = cute::Shape<cute::_64, cute::_32>;
+  using VirtualTile = cute::Shape<cute::_64, cute::_128, cute::_64>;
+};
+
+template <class Schedule>
+constexpr bool kOverlap = std::is_same_v<Schedule, OverlapCooperative>;
+// The tile the epilogue is built for: the CTA tile, or OverlapCooperative's virtual tile.
+template <class Tile, bool = kOverlap<typename Tile::Schedule>>
+struct EpilogueTileShapeOf {
+  using type = typename Tile::TileShape;
+};
+template <class Tile>
+struct EpilogueTileShapeOf<Tile, true> {
+  using type = typename Tile::Schedule::VirtualTile;
+};
+// The 128 x 256 tile in bf16: 64 KB of shared memory the mainloop's stages give up.
+constexpr int kOverlapHandoffBytes = 128 * 256 * 2;
+
+// The builder's mainloop with its TiledMma replaced. OverlapCooperative runs the 128 x 256 tile
+// as two 64 x 128 wgmma atoms per warp group and k-step, not one 64 x 256: ptxas sizes a single
+// instruction's operands by the kernel's entry register count (65,536 / 512 threads = 128; a
+// 64 x 256 wgmma needs 154), whatever setmaxnreg later grants the warp group. It also orders each
+// thread's accumulators as its two 64 x 128 virtual tiles, one after the other.
+template <class T>
+struct Identity {
+  using type = T;
+};
+template <class Collective, class TiledMma>
+struct WithTiledMma;
+template <class Policy, class Tile, class EA, class SA, class EB, class SB, class OldMma, class GA,
+          class LA, class CA, class TA, class GB, class LB, class CB, class TB, class TiledMma>
+struct WithTiledMma<cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, OldMma,
+                                                             GA, LA, CA, TA, GB, LB, CB, TB>,
+                    TiledMma> {
+  using type = cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, TiledMma, GA,
+                                                        LA, CA, TA, GB, LB, CB, TB>;
 };
 
 template <int TileM, int TileN, int ClusterM, int ClusterN, class Schedule_, class Scheduler_>
@@ -216,12 +260,14 @@ struct GemmKernel {
   using Tile = TileConfigTraits<Config>;
   using TileShape = typename Tile::TileShape;
   using ClusterShape = typename Tile::ClusterShape;
+  static constexpr bool kOverlap = detail::kOverlap<typename Tile::Schedule>;
+  using EpilogueTileShape = typename detail::EpilogueTileShapeOf<Tile>::type;
   using EpilogueTile = detail::EpilogueTileOf<Program, Tile>;
   static constexpr bool kStreamK = std::is_same_v<typename Tile::TileScheduler, detail::StreamK>;
 
   static constexpr int kEpilogueLoadStages =
       detail::EpilogueLoadStagesOf<Program, typename Tile::Schedule>::value;
-  using EpilogueContext = epilogue::EpilogueContext<TileShape, EpilogueTile, ElementD,
+  using EpilogueContext = epilogue::EpilogueContext<EpilogueTileShape, EpilogueTile, ElementD,
                                                     typename Tile::Schedule::Epilogue,
                                                     kEpilogueLoadStages>;
   static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
@@ -231,13 +277,15 @@ struct GemmKernel {
 
   // C is void: D = program(acc). Inputs beyond A and B come in through the program's nodes.
   using BuiltEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape, EpilogueTile,
-      ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD, LayoutD,
-      kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, EpilogueTileShape, ClusterShape,
+      EpilogueTile, ElementAccumulator, ElementAccumulator, void, LayoutD, kAlignmentD, ElementD,
+      LayoutD, kAlignmentD, typename Tile::Schedule::Epilogue, Callbacks>::CollectiveOp;
   static constexpr bool kAccumulateIntoD = detail::AccumulatesIntoD<Program>::value;
   static_assert(!kAccumulateIntoD || std::is_same_v<ElementD, cutlass::bfloat16_t> ||
                     std::is_same_v<ElementD, float>,
                 "kAccumulateIntoD: TMA reduce-add into D is supported for bf16 and fp32 D only");
+  static_assert(!kOverlap || !std::is_same_v<ElementD, float>,
+                "OverlapCooperative hands the tile over in bf16: no fp32 D");
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
   using CollectiveEpilogue = typename detail::WithStoreOp<
@@ -246,16 +294,37 @@ struct GemmKernel {
                     EpilogueContext::Descriptor::StagesC,
                 "the epilogue's load nodes and its load pipeline must have the same stage count");
 
-  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+  // The epilogue warp group's MMA shape (its accumulator layout), for OverlapCooperative.
+  using EpilogueTiledMma = decltype(cute::make_tiled_mma(
+      cute::GMMA::ss_op_selector<ElementA, ElementB, ElementAccumulator, EpilogueTileShape,
+                                 cute::GMMA::Major::K, cute::GMMA::Major::K>()));
+  static constexpr int kKernelSharedBytes =
+      kOverlap ? detail::kOverlapHandoffBytes + 256 : 0;
+
+  using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, kAlignmentAB,
       ElementB, LayoutB, kAlignmentAB, ElementAccumulator, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename CollectiveEpilogue::SharedStorage))>,
+          sizeof(typename CollectiveEpilogue::SharedStorage)) + kKernelSharedBytes>,
       typename Tile::Schedule::Mainloop>::CollectiveOp;
+  // OverlapCooperative: two warp groups along M, each a 64 x 128 atom (detail::WithTiledMma).
+  // Operand majors as the builder reads them from the layouts.
+  using OverlapMainloopMma = decltype(cute::make_tiled_mma(
+      cute::GMMA::ss_op_selector<
+          ElementA, ElementB, ElementAccumulator, EpilogueTileShape,
+          cutlass::gemm::collective::detail::gmma_ss_tag_to_major_A<ElementA, LayoutA>(),
+          cutlass::gemm::collective::detail::gmma_ss_tag_to_major_B<ElementB, LayoutB>()>(),
+      cute::Layout<cute::Shape<cute::_2, cute::_1, cute::_1>>{}));
+  using CollectiveMainloop =
+      typename std::conditional_t<kOverlap, detail::WithTiledMma<BuiltMainloop, OverlapMainloopMma>,
+                                  detail::Identity<BuiltMainloop>>::type;
 
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
-                                                      CollectiveMainloop, CollectiveEpilogue,
-                                                      typename Tile::TileScheduler>;
+  using Kernel = std::conditional_t<
+      kOverlap,
+      OverlapCooperativeKernel<cute::Shape<int, int, int, int>, CollectiveMainloop,
+                               CollectiveEpilogue, EpilogueTiledMma, EpilogueTileShape>,
+      cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, CollectiveMainloop,
+                                           CollectiveEpilogue, typename Tile::TileScheduler>>;
   using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   using Arguments = typename Device::Arguments;
   using FusionArguments = decltype(Arguments{}.epilogue.thread);
