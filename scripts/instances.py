@@ -99,19 +99,33 @@ def constant_value(expression):
                          "of kernels/coda/epilogue")
 
 
+# The overlapped Cooperative configs hand the tile to the epilogue in bf16 (kernels/coda/gemm/
+# overlap_cooperative.hpp): not for a program that scales the accumulator first (its
+# `static constexpr bool kScalesAccumulator = true;`, the deferred RMSNorm), which would round twice.
+def hands_over_in_bf16(config):
+    return CONFIGS[config].endswith("_ovcoop")
+
+
 class Program:
-    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, scales_accumulator=False):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
         configs = EXAMPLE_CONFIGS if example else EPILOGUE_CONFIGS
         configs = configs[:1] if d == "f32" else configs
-        self.configs = [c for c in configs if epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0]
+        self.configs = [c for c in configs if (epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0)
+                        and not (scales_accumulator and hands_over_in_bf16(c))]
         self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
     def kernel(self, config):
         """The launch function of this program's kernel in `config` (generated unit, dispatch list)."""
         return f"{self.kernel_prefix}_{CONFIGS[config]}"
+
+
+def declares(text, name, line):
+    """Whether struct `name` of `text`, or the struct it derives from (`struct A : B {`), holds `line`."""
+    struct = re.search(rf"^struct {name}\b( : (\w+))?(.*?)^}};", text, re.M | re.S)
+    return line in struct.group(3) or (struct.group(2) is not None and declares(text, struct.group(2), line))
 
 
 def read_programs():
@@ -123,7 +137,8 @@ def read_programs():
             assert struct, f"{header.name}: no struct {name}"
             subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
             programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
-                                    constant_value(subtile.group(1)) if subtile else None))
+                                    constant_value(subtile.group(1)) if subtile else None,
+                                    declares(text, name, "static constexpr bool kScalesAccumulator = true;")))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (

@@ -8,24 +8,26 @@
 
 namespace coda::epilogue {
 
-// The builder's descriptor with the epilogue's load-pipeline depth (StagesC) replaced: what
-// CUTLASS's AuxLoadDescriptor reads for a tile load's stage count. gemm::GemmKernel gives the
-// collective's dispatch policy the same StagesC (a load node with fewer stages than the pipeline
-// would have its buffers overwritten while still live).
-template <class Base, int StagesC_>
-struct DescriptorWithStagesC : Base {
+// The builder's descriptor with the epilogue's load-pipeline depth (StagesC) and store-buffer
+// count (StagesD) replaced: what CUTLASS's AuxLoadDescriptor and AuxStoreDescriptor read for a
+// tile load's and a tile store's stage counts. gemm::GemmKernel gives the collective's dispatch
+// policy the same counts (a load node with fewer stages than the pipeline would have its buffers
+// overwritten while still live).
+template <class Base, int StagesC_, int StagesD_>
+struct DescriptorWithStages : Base {
   static constexpr int StagesC = StagesC_;
+  static constexpr int StagesD = StagesD_;
   using DispatchPolicy = cutlass::epilogue::Sm90TmaWarpSpecialized<
-      StagesC_, Base::DispatchPolicy::StagesD, Base::DispatchPolicy::FragmentSize,
-      Base::DispatchPolicy::ReuseSmemC, Base::DispatchPolicy::DelayTmaStore>;
+      StagesC_, StagesD_, Base::DispatchPolicy::FragmentSize, Base::DispatchPolicy::ReuseSmemC,
+      Base::DispatchPolicy::DelayTmaStore>;
 };
 
 // Handed by gemm::GemmKernel to Program::Callbacks<Ctx>. Primitives that own shared memory or TMA
 // descriptors (tile loads and stores) take their stage counts and smem layouts from `Descriptor`,
-// exactly as CUTLASS's own builder does for its fused epilogues. LoadStages_ > 0 overrides the
-// load stages (gemm/kernel.hpp says when).
+// exactly as CUTLASS's own builder does for its fused epilogues. LoadStages_ > 0 and
+// StoreStages_ > 0 override the load and store stages (gemm/kernel.hpp says when).
 template <class TileShape_, class EpilogueTile_, class ElementD_, class EpilogueSchedule_,
-          int LoadStages_ = 0>
+          int LoadStages_ = 0, int StoreStages_ = 0>
 struct EpilogueContext {
   using TileShape = TileShape_;        // CTA tile (M, N, K)
   using EpilogueTile = EpilogueTile_;  // subtile visited per step (EPI_M, EPI_N)
@@ -37,8 +39,11 @@ struct EpilogueContext {
       std::is_base_of_v<cutlass::epilogue::TmaWarpSpecializedCooperative, Schedule>;
   using BuilderDescriptor = cutlass::epilogue::collective::detail::EpilogueDescriptor<
       TileShape, EpilogueTile, void, ElementD, Schedule>;
-  using Descriptor = std::conditional_t<LoadStages_ == 0, BuilderDescriptor,
-                                        DescriptorWithStagesC<BuilderDescriptor, LoadStages_>>;
+  using Descriptor = std::conditional_t<
+      LoadStages_ == 0 && StoreStages_ == 0, BuilderDescriptor,
+      DescriptorWithStages<BuilderDescriptor,
+                           LoadStages_ == 0 ? BuilderDescriptor::StagesC : LoadStages_,
+                           StoreStages_ == 0 ? BuilderDescriptor::StagesD : StoreStages_>>;
 };
 
 }  // namespace coda::epilogue

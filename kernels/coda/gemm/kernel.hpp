@@ -70,8 +70,6 @@ template <class Tile>
 struct EpilogueTileShapeOf<Tile, true> {
   using type = typename Tile::Schedule::VirtualTile;
 };
-// The 128 x 256 tile in bf16: 64 KB of shared memory the mainloop's stages give up.
-constexpr int kOverlapHandoffBytes = 128 * 256 * 2;
 
 // The builder's mainloop with its TiledMma replaced. OverlapCooperative runs the 128 x 256 tile
 // as two 64 x 128 wgmma atoms per warp group and k-step, not one 64 x 256: ptxas sizes a single
@@ -110,6 +108,14 @@ constexpr int kTmaAlignment = 16 / sizeof(E);
 template <>
 constexpr int kTmaAlignment<void> = 8;
 
+// Program::kScalesAccumulator (the deferred RMSNorm: rstd[m] · acc, rounded once by the
+// framework), false when the program does not declare it.
+template <class Program, class = void>
+struct ScalesAccumulator : std::false_type {};
+template <class Program>
+struct ScalesAccumulator<Program, std::void_t<decltype(Program::kScalesAccumulator)>>
+    : std::bool_constant<Program::kScalesAccumulator> {};
+
 // Program::kAccumulateIntoD, false when the program does not declare it.
 template <class Program, class = void>
 struct AccumulatesIntoD : std::false_type {};
@@ -134,28 +140,38 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
 
 // The epilogue's load stages for Program under Schedule: Program::kCooperativeEpilogueLoadStages
 // under the Cooperative schedule when declared (its 128-row subtile doubles the bytes per load
-// stage: a 32-bit tile's default 4 stages take 64 KB and leave the mainloop 2 stages); else 0,
-// the builder's count.
+// stage: a 32-bit tile's default 4 stages take 64 KB and leave the mainloop 2 stages); 2 under
+// OverlapCooperative (its 64 KB handoff leaves the mainloop 3 stages and the epilogue ~19 KB: the
+// epilogue warp group waits on its own loads off the mainloop's path); else 0, the builder's count.
 template <class Program, class Schedule, class = void>
 struct EpilogueLoadStagesOf : std::integral_constant<int, 0> {};
 template <class Program>
 struct EpilogueLoadStagesOf<Program, Cooperative,
                             std::void_t<decltype(Program::kCooperativeEpilogueLoadStages)>>
     : std::integral_constant<int, Program::kCooperativeEpilogueLoadStages> {};
+template <class Program>
+struct EpilogueLoadStagesOf<Program, OverlapCooperative> : std::integral_constant<int, 2> {};
 
-// The collective with its load-pipeline depth (the dispatch policy's StagesC) set to StagesC; 0
-// keeps the builder's. C is void here, so the policy never reuses C's shared memory for D.
-template <class Collective, int StagesC>
-struct WithLoadStages {
+// The epilogue's store stages (D and tile-store buffers): 1 under OverlapCooperative (same
+// budget), else 0, the builder's 2.
+template <class Schedule>
+constexpr int kEpilogueStoreStages = kOverlap<Schedule> ? 1 : 0;
+
+// The collective with its load-pipeline depth (the dispatch policy's StagesC) set to StagesC and
+// its store stages to StagesD; 0 keeps the builder's. C is void here, so the policy never reuses
+// C's shared memory for D.
+template <class Collective, int StagesC, int StagesD>
+struct WithStages {
   using type = Collective;
 };
-template <int SC, int SD, int F, bool Reuse, bool Delay, class... Rest, int StagesC>
-struct WithLoadStages<cutlass::epilogue::collective::CollectiveEpilogue<
-                          cutlass::epilogue::Sm90TmaWarpSpecialized<SC, SD, F, Reuse, Delay>, Rest...>,
-                      StagesC> {
+template <int SC, int SD, int F, bool Reuse, bool Delay, class... Rest, int StagesC, int StagesD>
+struct WithStages<cutlass::epilogue::collective::CollectiveEpilogue<
+                      cutlass::epilogue::Sm90TmaWarpSpecialized<SC, SD, F, Reuse, Delay>, Rest...>,
+                  StagesC, StagesD> {
   static_assert(StagesC == 0 || !Reuse, "the load-stage override needs ReuseSmemC off");
   using type = cutlass::epilogue::collective::CollectiveEpilogue<
-      cutlass::epilogue::Sm90TmaWarpSpecialized<(StagesC == 0 ? SC : StagesC), SD, F, Reuse, Delay>,
+      cutlass::epilogue::Sm90TmaWarpSpecialized<(StagesC == 0 ? SC : StagesC),
+                                                (StagesD == 0 ? SD : StagesD), F, Reuse, Delay>,
       Rest...>;
 };
 
@@ -267,9 +283,10 @@ struct GemmKernel {
 
   static constexpr int kEpilogueLoadStages =
       detail::EpilogueLoadStagesOf<Program, typename Tile::Schedule>::value;
+  static constexpr int kEpilogueStoreStages = detail::kEpilogueStoreStages<typename Tile::Schedule>;
   using EpilogueContext = epilogue::EpilogueContext<EpilogueTileShape, EpilogueTile, ElementD,
                                                     typename Tile::Schedule::Epilogue,
-                                                    kEpilogueLoadStages>;
+                                                    kEpilogueLoadStages, kEpilogueStoreStages>;
   static_assert(detail::HasCallbacks<Program, EpilogueContext>::value,
                 "An epilogue Program needs `template <class Ctx> using Callbacks = <primitive tree>;` "
                 "that is valid for this kernel's EpilogueContext (see docs/epilogue.md)");
@@ -289,10 +306,18 @@ struct GemmKernel {
   using DStoreOp = detail::TmaStoreOneLane<std::conditional_t<
       kAccumulateIntoD, cute::SM90_TMA_REDUCE_ADD, cute::SM90_TMA_STORE>>;
   using CollectiveEpilogue = typename detail::WithStoreOp<
-      typename detail::WithLoadStages<BuiltEpilogue, kEpilogueLoadStages>::type, DStoreOp>::type;
+      typename detail::WithStages<BuiltEpilogue, kEpilogueLoadStages, kEpilogueStoreStages>::type,
+      DStoreOp>::type;
   static_assert(CollectiveEpilogue::DispatchPolicy::StagesC ==
-                    EpilogueContext::Descriptor::StagesC,
-                "the epilogue's load nodes and its load pipeline must have the same stage count");
+                        EpilogueContext::Descriptor::StagesC &&
+                    CollectiveEpilogue::DispatchPolicy::StagesD ==
+                        EpilogueContext::Descriptor::StagesD,
+                "the epilogue's load and store nodes and its collective must have the same stage "
+                "counts");
+  static_assert(!kOverlap || !detail::ScalesAccumulator<Program>::value,
+                "a program that scales the accumulator before it is rounded cannot take "
+                "OverlapCooperative's bf16 handoff (it would round twice): scripts/instances.py "
+                "leaves that config out for it");
 
   // The epilogue warp group's MMA shape (its accumulator layout), for OverlapCooperative.
   using EpilogueTiledMma = decltype(cute::make_tiled_mma(

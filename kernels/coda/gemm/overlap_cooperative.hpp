@@ -17,8 +17,9 @@
 // The handoff. The accumulators (128 fp32 a thread) cannot move between warp groups in
 // registers, so the MMA warp groups round them to bf16 (what the framework's matmul stores; the
 // numerics contract's reference rounds there too) and write them to one 64 KB shared-memory
-// buffer: thread t of MMA warp group h writes its values in order, word k at [h][q][k][t]
-// (conflict-free), and thread t of the epilogue warp group reads the same words back into the
+// buffer: thread t of MMA warp group h writes its values in order, chunk c at [h][q][c][t]
+// (16-byte chunks, consecutive threads adjacent: conflict-free), and thread t of the epilogue
+// warp group reads the same chunks back into the
 // accumulator fragment of a 64 x 128 wgmma tile. The MMA warp groups run 64 x 128 wgmma atoms
 // (two per k-step; gemm/kernel.hpp says why), so a thread's 128 values are exactly its two
 // virtual tiles' fragments, one after the other (static_asserts below). Two named barriers order
@@ -48,6 +49,9 @@
 namespace coda::gemm {
 
 namespace detail {
+// The 128 x 256 tile in bf16: 64 KB of shared memory the mainloop's stages give up.
+constexpr int kOverlapHandoffBytes = 128 * 256 * 2;
+
 // Named barriers with a compiler memory fence: the handoff's shared-memory writes and reads must
 // stay on their side of the arrive and the sync (CUTLASS's NamedBarrier has no "memory" clobber).
 // IDs after CUTLASS's reserved ones (the collective epilogue uses its own).
@@ -56,6 +60,29 @@ CUTLASS_DEVICE void handoff_arrive(uint32_t id, uint32_t threads) {
 }
 CUTLASS_DEVICE void handoff_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");
+}
+
+// Eight fp32 accumulators rounded to bf16 (nearest even; NaN stays NaN) in one 16-byte chunk, and
+// back.
+CUTLASS_DEVICE uint4 pack_bf16x8(float const* v) {
+  uint32_t w[4];
+  CUTLASS_PRAGMA_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    cutlass::Array<cutlass::bfloat16_t, 2> pair;
+    pair[0] = cutlass::bfloat16_t(v[2 * i]);
+    pair[1] = cutlass::bfloat16_t(v[2 * i + 1]);
+    w[i] = reinterpret_cast<uint32_t const&>(pair);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+CUTLASS_DEVICE void unpack_bf16x8(uint4 chunk, float* v) {
+  const uint32_t w[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+  CUTLASS_PRAGMA_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    auto pair = reinterpret_cast<cutlass::Array<cutlass::bfloat16_t, 2> const&>(w[i]);
+    v[2 * i] = float(pair[0]);
+    v[2 * i + 1] = float(pair[1]);
+  }
 }
 }  // namespace detail
 
@@ -148,6 +175,8 @@ class OverlapCooperativeKernel {
   static_assert(kMmaValues == kQuartersN * kEpilogueValues && kEpilogueValues % 2 == 0,
                 "a thread's MMA fragment is its virtual tiles' fragments in order");
   static constexpr int kWordsPerQuarter = kEpilogueValues / 2;  // bf16 pairs
+  static constexpr int kChunksPerQuarter = kWordsPerQuarter / 4;  // 16-byte chunks
+  static_assert(kWordsPerQuarter % 4 == 0, "16-byte chunks");
 
   using LoadWarpOrderBarrier = cutlass::OrderedSequenceBarrier<1, 2>;
 
@@ -163,12 +192,14 @@ class OverlapCooperativeKernel {
       typename CollectiveMainloop::TensorStorage mainloop;
     } tensors;
 
-    // [half h][quarter q][word k][thread t]: bf16 pairs of the finished tile.
-    alignas(128) uint32_t handoff[kHalvesM * kQuartersN * kWordsPerQuarter * NumThreadsPerWarpGroup];
+    // [half h][quarter q][chunk c][thread t]: 16-byte chunks (4 bf16 pairs) of the finished tile.
+    alignas(128) uint4 handoff[kHalvesM * kQuartersN * kChunksPerQuarter * NumThreadsPerWarpGroup];
   };
   static constexpr int SharedStorageSize = sizeof(SharedStorage);
   static constexpr int kHandoffBytes =
-      kHalvesM * kQuartersN * kWordsPerQuarter * NumThreadsPerWarpGroup * sizeof(uint32_t);
+      kHalvesM * kQuartersN * kChunksPerQuarter * NumThreadsPerWarpGroup * sizeof(uint4);
+  static_assert(kHandoffBytes == detail::kOverlapHandoffBytes,
+                "gemm/kernel.hpp's mainloop carve-out must hold the handoff");
 
   struct Arguments {
     cutlass::gemm::GemmUniversalMode mode{};
@@ -393,9 +424,9 @@ class OverlapCooperativeKernel {
       cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
       const int mma_thread_idx = thread_idx - int(NumThreadsPerWarpGroup);
       const int half = int(role) - int(WarpGroupRole::Mma0);
-      uint32_t* handoff = shared_storage.handoff +
-                          half * kQuartersN * kWordsPerQuarter * NumThreadsPerWarpGroup +
-                          warp_group_thread_idx;
+      uint4* handoff = shared_storage.handoff +
+                       half * kQuartersN * kChunksPerQuarter * NumThreadsPerWarpGroup +
+                       warp_group_thread_idx;
       TiledMma tiled_mma;
       typename CollectiveMainloop::PipelineState state;
       auto work = scheduler.initial_work_tile_info(ClusterShape{});
@@ -410,12 +441,8 @@ class OverlapCooperativeKernel {
         // The buffer is free once the epilogue has read the previous tile.
         detail::handoff_sync(kHandoffEmptyBarrier, kHandoffThreads);
         CUTLASS_PRAGMA_UNROLL
-        for (int w = 0; w < kMmaValues / 2; ++w) {
-          cutlass::Array<cutlass::bfloat16_t, 2> pair;
-          pair[0] = cutlass::bfloat16_t(accumulators(2 * w));
-          pair[1] = cutlass::bfloat16_t(accumulators(2 * w + 1));
-          handoff[w * NumThreadsPerWarpGroup] = reinterpret_cast<uint32_t const&>(pair);
-        }
+        for (int c = 0; c < kMmaValues / 8; ++c)
+          handoff[c * NumThreadsPerWarpGroup] = detail::pack_bf16x8(&accumulators(8 * c));
         detail::handoff_arrive(kHandoffFullBarrier, kHandoffThreads);
         work = get<0>(scheduler.fetch_next_work(work));
       }
@@ -428,7 +455,7 @@ class OverlapCooperativeKernel {
       typename CollectiveEpilogue::LoadPipelineState load_state;
       typename CollectiveEpilogue::StorePipelineState store_state =
           cutlass::make_producer_start_state<EpiStorePipeline>();
-      const uint32_t* handoff = shared_storage.handoff + warp_group_thread_idx;
+      const uint4* handoff = shared_storage.handoff + warp_group_thread_idx;
       detail::handoff_arrive(kHandoffEmptyBarrier, kHandoffThreads);  // starts empty
       bool stored = false;
       auto work = scheduler.initial_work_tile_info(ClusterShape{});
@@ -439,12 +466,9 @@ class OverlapCooperativeKernel {
         for (int v = 0; v < kHalvesM * kQuartersN; ++v) {
           auto accumulators = partition_fragment_C(epi_tiled_mma, take<0, 2>(VirtualTileShape{}));
           CUTLASS_PRAGMA_UNROLL
-          for (int w = 0; w < kWordsPerQuarter; ++w) {
-            uint32_t word = handoff[(v * kWordsPerQuarter + w) * NumThreadsPerWarpGroup];
-            auto pair = reinterpret_cast<cutlass::Array<cutlass::bfloat16_t, 2> const&>(word);
-            accumulators(2 * w) = float(pair[0]);
-            accumulators(2 * w + 1) = float(pair[1]);
-          }
+          for (int c = 0; c < kChunksPerQuarter; ++c)
+            detail::unpack_bf16x8(handoff[(v * kChunksPerQuarter + c) * NumThreadsPerWarpGroup],
+                                  &accumulators(8 * c));
           if (v == kHalvesM * kQuartersN - 1)
             detail::handoff_arrive(kHandoffEmptyBarrier, kHandoffThreads);
           const int h = v / kQuartersN, q = v % kQuartersN;

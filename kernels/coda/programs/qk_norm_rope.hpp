@@ -38,6 +38,8 @@ CODA_COMPILE_PROGRAM(QkNormRope, kAkBk, bf16);
 // The same on rstd[m] · acc (the deferred input RMSNorm)
 struct RstdQkNormRope {
   using Params = RstdQkNormRopeParams;
+  // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kScalesAccumulator = true;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
   using Callbacks = QkNormRopePairs<Mul<RowRstd, Acc>>;
@@ -66,6 +68,8 @@ struct QkNormRopeSavePre {
 CODA_COMPILE_PROGRAM(QkNormRopeSavePre, kAkBk, bf16);
 struct RstdQkNormRopeSavePre {
   using Params = RstdQkNormRopeSavePreParams;
+  // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kScalesAccumulator = true;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
   using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Mul<RowRstd, Acc>>>;

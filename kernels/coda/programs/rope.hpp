@@ -25,6 +25,8 @@ CODA_COMPILE_PROGRAM(RopeRotate, kAkBk, bf16);
 // D = RoPE(rstd[m] · acc) (RMSNorm → fused QKV projection → RoPE)
 struct RstdRopeRotate {
   using Params = RstdRopeRotateParams;
+  // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kScalesAccumulator = true;
   template <class Ctx>
   using Callbacks = RopePairs<Mul<RowRstd, Acc>>;
 

@@ -12,6 +12,8 @@ namespace coda::epilogue {
 // D = rstd[m] · acc, rstd folded in registers from the producing GEMM's Σx² partials
 struct RstdRowScale {
   using Params = RstdRowScaleParams;
+  // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kScalesAccumulator = true;
   template <class Ctx>
   using Callbacks = Mul<RowRstd, Acc>;
 

@@ -26,6 +26,8 @@ CODA_COMPILE_PROGRAM(SwiGluPairs, kAkBk, bf16);
 // Z = rstd[m] · acc → D;  Y = silu(Z[:, 2j]) · Z[:, 2j+1] → half-width output (RMSNorm → SwiGLU)
 struct RstdSwiGluPairs {
   using Params = RstdSwiGluPairsParams;
+  // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kScalesAccumulator = true;
   template <class Ctx>
   using Callbacks = GatedPairStore<SiluGate, Mul<RowRstd, Acc>>;
 
