@@ -107,10 +107,12 @@ TEST(ForwardOps, NormChainAgainstStandardForward) {
       RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
       linear_residual_rms(x.view(), h.view(), stats, d_a.view(), d_wo.view(), d_r.view(),
                           vector_view(d_gamma, s.hidden, DType::kBF16), nullptr, options);
-      linear_rmsnorm(d.view(), h.view(), d_wn.view(), stats, float(kEps), nullptr, options);
-      linear_rmsnorm_swiglu(z.view(), y.view(), h.view(), d_wgu.view(), stats, float(kEps), nullptr, options);
+      linear_rmsnorm(d.view(), h.view(), d_wn.view(), stats, float(kEps), nullptr,
+                     for_op(options, OpKey::kLinearRmsnorm));
+      linear_rmsnorm_swiglu(z.view(), y.view(), h.view(), d_wgu.view(), stats, float(kEps), nullptr,
+                            for_op(options, OpKey::kLinearRmsnormSwiglu));
       linear_rmsnorm_swiglu(TensorView{}, y_no_z.view(), h.view(), d_wgu.view(), stats, float(kEps), nullptr,
-                            options);
+                            for_op(options, OpKey::kLinearRmsnormSwiglu));
       CODA_CHECK_CUDA(cudaDeviceSynchronize());
 
       bool pad[6];
@@ -193,7 +195,7 @@ TEST(ForwardOps, RopeAndSwiGluAgainstStandardForward) {
       RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
       rms_norm_stats(h.view(), stats, d_x.view(), vector_view(d_gamma, s.hidden, DType::kBF16));
       linear_rmsnorm_rope(qkv.view(), h.view(), d_w.view(), stats, float(kEps), positions, frequencies,
-                          nullptr, options);
+                          nullptr, for_op(options, OpKey::kLinearRmsnormRope));
       linear_rope(qkv_plain.view(), d_x.view(), d_w.view(), positions, frequencies, nullptr, options);
       linear_swiglu(z.view(), y.view(), d_x.view(), d_wgu.view(), nullptr, options);
       linear_swiglu(TensorView{}, y_no_z.view(), d_x.view(), d_wgu.view(), nullptr, options);
@@ -298,14 +300,16 @@ TEST(ForwardOps, QkNormRopeAgainstStandardForward) {
       RowNormStats stats{partials.get<float>(), norm_stats_floats(s.m, s.hidden)};
       rms_norm_stats(h.view(), stats, d_x.view(), vector_view(d_gamma, s.hidden, DType::kBF16));
       linear_rmsnorm_qknorm_rope(qkv.view(), TensorView{}, h.view(), d_w.view(), stats, float(kEps),
-                                 positions, frequencies, qk, nullptr, options);
+                                 positions, frequencies, qk, nullptr,
+                                 for_op(options, OpKey::kLinearRmsnormQknormRope));
       linear_qknorm_rope(qkv_plain.view(), TensorView{}, d_x.view(), d_w.view(), positions, frequencies, qk,
                          nullptr, options);
       // Training: the same outputs, and the projection before the norm saved for the backward.
       DeviceMatrix qkv_saving = output(s.m, n), pre = output(s.m, n), qkv_plain_saving = output(s.m, n),
                    pre_plain = output(s.m, n);
       linear_rmsnorm_qknorm_rope(qkv_saving.view(), pre.view(), h.view(), d_w.view(), stats,
-                                 float(kEps), positions, frequencies, qk, nullptr, options);
+                                 float(kEps), positions, frequencies, qk, nullptr,
+                                 for_op(options, OpKey::kLinearRmsnormQknormRopeSavePre));
       linear_qknorm_rope(qkv_plain_saving.view(), pre_plain.view(), d_x.view(), d_w.view(), positions,
                          frequencies, qk, nullptr, options);
       CODA_CHECK_CUDA(cudaDeviceSynchronize());

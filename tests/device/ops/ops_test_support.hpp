@@ -182,6 +182,13 @@ inline std::vector<OpOptions> kernel_choices(OpKey op, std::int64_t m) {
       if (epilogue::has_program_instance(op, c)) choices.push_back(OpOptions{gemm::KernelChoice{c}});
   return choices;
 }
+// `options` for `op` in a test that runs several ops under one forced config: a config the op is
+// not compiled for (the overlapped Cooperative one, for the ops that scale the accumulator by the
+// deferred RMSNorm's rstd) runs the op's own choice instead, so every other op still runs forced.
+inline OpOptions for_op(const OpOptions& options, OpKey op) {
+  if (options.choice && !epilogue::has_program_instance(op, options.choice->config)) return {};
+  return options;
+}
 inline std::string describe_choice(const OpOptions& options) {
   return options.choice ? std::string("forced ") + gemm::to_string(options.choice->config)
                         : std::string("op's choice");
