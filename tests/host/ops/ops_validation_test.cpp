@@ -71,7 +71,8 @@ TEST(OpsValidation, SwiGluAndRope) {
   forced.choice = gemm::KernelChoice{gemm::TileConfig::kCoop256x128Cluster1x2};
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, freq, nullptr, forced); }),
             "coda::ops::linear_rope: options.choice.config: linear_rope is compiled for "
-            "coop_128x256_2x1, pingpong_128x128_2x1, pingpong_128x192_2x1; got coop_256x128_1x2");
+            "coop_128x256_2x1, pingpong_128x128_2x1, pingpong_128x192_2x1, ovcoop_128x256_2x1; got "
+            "coop_256x128_1x2");
   EXPECT_EQ(error_of([&] { linear_rope(Z, A, W, pos, vec(0x60000, 128, DType::kF32)); }),
             "coda::ops::linear_rope: frequencies: dim 0 must equal the matching dim = 256; got f32[128] "
             "strides (1)");
@@ -97,7 +98,7 @@ TEST(OpsValidation, SwiGluAndRope) {
   forced_192.choice = gemm::KernelChoice{gemm::TileConfig::kPingpong128x192Cluster2x1};
   EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, TensorView{}, A, W, pos, freq, qk, nullptr, forced_192); }),
             "coda::ops::linear_qknorm_rope: options.choice.config: linear_qknorm_rope is compiled for "
-            "coop_128x256_2x1, pingpong_128x128_2x1; got pingpong_128x192_2x1");
+            "coop_128x256_2x1, pingpong_128x128_2x1, ovcoop_128x256_2x1; got pingpong_128x192_2x1");
   EXPECT_EQ(error_of([&] { linear_qknorm_rope(Z, bf16(0x80000, 64, 128), A, W, pos, freq, qk); }),
             "coda::ops::linear_qknorm_rope: Pre: dim 1 must equal N = 256; got bf16[64, 128] "
             "strides (128, 1)");
