@@ -276,8 +276,8 @@ def test_tuning_from_python_names_its_candidates_rows_and_errors():
                     r"RasterOrder::kAlongM, 8, Decomposition::kHeuristic\}\},$", row), row
     with pytest.raises(ValueError, match="op: 'linear_swiglu_no_z' is not an op"):
         _C.op_table_row("linear_swiglu_no_z", 16384, 28672, 4096, 0)
-    with pytest.raises(ValueError, match=r"candidate: must be in \[0, 24\); got 24"):
-        _C.force_op_choice("linear_swiglu", 24)
+    with pytest.raises(ValueError, match=r"candidate: must be in \[0, 32\); got 32"):
+        _C.force_op_choice("linear_swiglu", 32)
     pingpong_192 = candidates.index(("pingpong_128x192_2x1", "along_n", 2))
     tiles = {}
     for name, index in (("pingpong", pingpong), ("coop", coop), ("pingpong_192", pingpong_192)):
