@@ -100,21 +100,22 @@ def constant_value(expression):
 
 
 # The overlapped Cooperative configs hand the tile to the epilogue in bf16 (kernels/coda/gemm/
-# overlap_cooperative.hpp): not for a program that scales the accumulator first (its
-# `static constexpr bool kScalesAccumulator = true;`, the deferred RMSNorm), which would round twice.
+# overlap_cooperative.hpp): not for a program that needs the fp32 accumulator (its
+# `static constexpr bool kNeedsFp32Accumulator = true;`: the deferred RMSNorm's rstd · acc, a
+# linear layer's acc + b, which the framework rounds once and the handoff would round twice).
 def hands_over_in_bf16(config):
     return CONFIGS[config].endswith("_ovcoop")
 
 
 class Program:
-    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, scales_accumulator=False):
+    def __init__(self, name, header, layout, d, example, epilogue_tile_n=None, needs_fp32_accumulator=False):
         self.name, self.header, self.layout, self.d, self.example = name, header, layout, d, example
         # snake_case; "SwiGlu" is one word
         self.snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.replace("SwiGlu", "Swiglu")).lower()
         configs = EXAMPLE_CONFIGS if example else EPILOGUE_CONFIGS
         configs = configs[:1] if d == "f32" else configs
         self.configs = [c for c in configs if (epilogue_tile_n is None or tile_n(c) % epilogue_tile_n == 0)
-                        and not (scales_accumulator and hands_over_in_bf16(c))]
+                        and not (needs_fp32_accumulator and hands_over_in_bf16(c))]
         self.kernel_prefix = f"epi_{self.snake}_{layout.lower()}_{d}"
 
     def kernel(self, config):
@@ -138,7 +139,7 @@ def read_programs():
             subtile = re.search(r"static constexpr int kEpilogueTileN = (\w+);", struct.group(1))
             programs.append(Program(name, header.stem, layout, D_OF_ELEMENT[element], kind == "EXAMPLE",
                                     constant_value(subtile.group(1)) if subtile else None,
-                                    declares(text, name, "static constexpr bool kScalesAccumulator = true;")))
+                                    declares(text, name, "static constexpr bool kNeedsFp32Accumulator = true;")))
         # A declaration line the pattern missed would drop a program silently: count them.
         lines = len(re.findall(r"^CODA_COMPILE_", text, re.M))
         assert lines == sum(p.header == header.stem for p in programs), (

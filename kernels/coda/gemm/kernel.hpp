@@ -108,13 +108,14 @@ constexpr int kTmaAlignment = 16 / sizeof(E);
 template <>
 constexpr int kTmaAlignment<void> = 8;
 
-// Program::kScalesAccumulator (the deferred RMSNorm: rstd[m] · acc, rounded once by the
-// framework), false when the program does not declare it.
+// Program::kNeedsFp32Accumulator, false when the program does not declare it: its first result
+// is a function of the fp32 accumulator that the framework rounds once (the deferred RMSNorm's
+// rstd[m] · acc, a linear layer's acc + b), so a bf16 handoff would round it twice.
 template <class Program, class = void>
-struct ScalesAccumulator : std::false_type {};
+struct NeedsFp32Accumulator : std::false_type {};
 template <class Program>
-struct ScalesAccumulator<Program, std::void_t<decltype(Program::kScalesAccumulator)>>
-    : std::bool_constant<Program::kScalesAccumulator> {};
+struct NeedsFp32Accumulator<Program, std::void_t<decltype(Program::kNeedsFp32Accumulator)>>
+    : std::bool_constant<Program::kNeedsFp32Accumulator> {};
 
 // Program::kAccumulateIntoD, false when the program does not declare it.
 template <class Program, class = void>
@@ -314,10 +315,9 @@ struct GemmKernel {
                         EpilogueContext::Descriptor::StagesD,
                 "the epilogue's load and store nodes and its collective must have the same stage "
                 "counts");
-  static_assert(!kOverlap || !detail::ScalesAccumulator<Program>::value,
-                "a program that scales the accumulator before it is rounded cannot take "
-                "OverlapCooperative's bf16 handoff (it would round twice): scripts/instances.py "
-                "leaves that config out for it");
+  static_assert(!kOverlap || !detail::NeedsFp32Accumulator<Program>::value,
+                "a program that needs the fp32 accumulator cannot take OverlapCooperative's bf16 "
+                "handoff (it would round twice): scripts/instances.py leaves that config out for it");
 
   // The epilogue warp group's MMA shape (its accumulator layout), for OverlapCooperative.
   using EpilogueTiledMma = decltype(cute::make_tiled_mma(

@@ -12,6 +12,8 @@ namespace coda::epilogue {
 // Y = GELU_tanh(acc + b[n]) → D   (linear_bias_gelu)
 struct BiasGelu {
   using Params = BiasGeluParams;
+  // acc + b is rounded once by the framework's linear layer: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = GeluTanh<Add<Acc, PerCol<Ctx, bf16>>>;
 
@@ -25,6 +27,8 @@ CODA_COMPILE_PROGRAM(BiasGelu, kAkBk, bf16);
 // P = acc + b[n] → pre;  Y = GELU_tanh(P) → D (from fp32 P, not its bf16 copy)
 struct BiasGeluSavePre {
   using Params = BiasGeluSavePreParams;
+  // acc + b is rounded once by the framework's linear layer: no bf16 handoff (gemm/kernel.hpp).
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = GeluTanh<TileStore<Ctx, bf16, Add<Acc, PerCol<Ctx, bf16>>>>;
 

@@ -39,7 +39,7 @@ CODA_COMPILE_PROGRAM(QkNormRope, kAkBk, bf16);
 struct RstdQkNormRope {
   using Params = RstdQkNormRopeParams;
   // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
-  static constexpr bool kScalesAccumulator = true;
+  static constexpr bool kNeedsFp32Accumulator = true;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
   using Callbacks = QkNormRopePairs<Mul<RowRstd, Acc>>;
@@ -69,7 +69,7 @@ CODA_COMPILE_PROGRAM(QkNormRopeSavePre, kAkBk, bf16);
 struct RstdQkNormRopeSavePre {
   using Params = RstdQkNormRopeSavePreParams;
   // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
-  static constexpr bool kScalesAccumulator = true;
+  static constexpr bool kNeedsFp32Accumulator = true;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
   using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Mul<RowRstd, Acc>>>;

@@ -26,7 +26,7 @@ CODA_COMPILE_PROGRAM(RopeRotate, kAkBk, bf16);
 struct RstdRopeRotate {
   using Params = RstdRopeRotateParams;
   // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
-  static constexpr bool kScalesAccumulator = true;
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = RopePairs<Mul<RowRstd, Acc>>;
 

@@ -13,7 +13,7 @@ namespace coda::epilogue {
 struct RstdRowScale {
   using Params = RstdRowScaleParams;
   // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
-  static constexpr bool kScalesAccumulator = true;
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = Mul<RowRstd, Acc>;
 

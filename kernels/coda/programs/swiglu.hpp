@@ -27,7 +27,7 @@ CODA_COMPILE_PROGRAM(SwiGluPairs, kAkBk, bf16);
 struct RstdSwiGluPairs {
   using Params = RstdSwiGluPairsParams;
   // rstd[m] · acc is rounded once by the framework: no bf16 handoff (gemm/kernel.hpp).
-  static constexpr bool kScalesAccumulator = true;
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = GatedPairStore<SiluGate, Mul<RowRstd, Acc>>;
 

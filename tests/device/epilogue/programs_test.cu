@@ -377,7 +377,7 @@ TEST(EpiloguePrograms, RstdRowScaleLeaf) {
     const Matrix expect = ref::mul_per_row(g.acc64, r);
     const Matrix expect_fw = ref::round_to_bf16(ref::mul_per_row(g.acc_framework, r));
     for (TileConfig config : kProgramConfigs) {
-      // Not compiled where the tile is handed over in bf16 (kScalesAccumulator).
+      // Not compiled where the tile is handed over in bf16 (kNeedsFp32Accumulator).
       if (!has_program_instance(ops::OpKey::kLinearRmsnorm, config)) continue;
       SCOPED_TRACE(trace(s, config));
       DeviceMatrix leaf = output(s.m, s.n), two_step = output(s.m, s.n);

@@ -104,20 +104,22 @@ TEST(ProgramLaunchers, RejectBeforeLaunch) {
 
 // The configs each op's program is compiled for (scripts/instances.py): every program config,
 // except that the QK-norm programs (whole 128-column heads per epilogue subtile) skip a tile N
-// that 128 does not divide, and the deferred-RMSNorm forward ops (rstd[m] · acc) skip the
-// overlapped Cooperative config, whose bf16 handoff would round their output twice.
+// that 128 does not divide, and the ops whose output the framework rounds once from the fp32
+// accumulator (the deferred-RMSNorm forward ops, rstd[m] · acc, and the bias-GELU forward ones,
+// acc + b) skip the overlapped Cooperative config, whose bf16 handoff would round it twice.
 TEST(ProgramLaunchers, EveryOpHasItsProgramConfigs) {
   for (int i = 0; i < int(ops::OpKey::kCount); ++i) {
     const auto op = ops::OpKey(i);
     const std::string name = ops::name(op);
     const bool whole_heads = name.find("qknorm") != std::string::npos;
-    const bool scales_accumulator =
-        name.rfind("linear_rmsnorm", 0) == 0 && name.find("_bwd") == std::string::npos;
+    const bool forward = name.find("_bwd") == std::string::npos;
+    const bool needs_fp32_accumulator =
+        forward && (name.rfind("linear_rmsnorm", 0) == 0 || name.rfind("linear_bias_gelu", 0) == 0);
     for (TileConfig c : kProgramConfigs) {
       const gemm::TileGeometry g = gemm::geometry(c);
       const bool bf16_handoff = c == TileConfig::kOverlapCoop128x256Cluster2x1;
       EXPECT_EQ(has_program_instance(op, c),
-                (!whole_heads || g.tile_n % 128 == 0) && !(scales_accumulator && bf16_handoff))
+                (!whole_heads || g.tile_n % 128 == 0) && !(needs_fp32_accumulator && bf16_handoff))
           << name << " " << gemm::to_string(c);
     }
   }
