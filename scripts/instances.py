@@ -101,8 +101,8 @@ def constant_value(expression):
 
 # The overlapped Cooperative configs hand the tile to the epilogue in bf16 (kernels/coda/gemm/
 # overlap_cooperative.hpp): not for a program that needs the fp32 accumulator (its
-# `static constexpr bool kNeedsFp32Accumulator = true;`: the deferred RMSNorm's rstd · acc, a
-# linear layer's acc + b, which the framework rounds once and the handoff would round twice).
+# `static constexpr bool kNeedsFp32Accumulator = true;`: the deferred RMSNorm's rstd · acc and a
+# linear layer's acc + b, which the framework rounds once; the residual RMSNorm's Σ (acc + R)²).
 def hands_over_in_bf16(config):
     return CONFIGS[config].endswith("_ovcoop")
 

@@ -108,9 +108,10 @@ constexpr int kTmaAlignment = 16 / sizeof(E);
 template <>
 constexpr int kTmaAlignment<void> = 8;
 
-// Program::kNeedsFp32Accumulator, false when the program does not declare it: its first result
-// is a function of the fp32 accumulator that the framework rounds once (the deferred RMSNorm's
-// rstd[m] · acc, a linear layer's acc + b), so a bf16 handoff would round it twice.
+// Program::kNeedsFp32Accumulator, false when the program does not declare it: its results match
+// the framework's only when computed from the fp32 accumulator (the deferred RMSNorm's
+// rstd[m] · acc and a linear layer's acc + b, which the framework rounds once; the residual
+// RMSNorm's Σ (acc + R)², which it takes at another rounding point), so not from a bf16 handoff.
 template <class Program, class = void>
 struct NeedsFp32Accumulator : std::false_type {};
 template <class Program>

@@ -12,6 +12,10 @@ namespace coda::epilogue {
 // X = acc + R → D;  Σ X² → per-row partials;  X ⊙ w → H
 struct ResidualRms {
   using Params = ResidualRmsParams;
+  // Σ X² is taken over X = acc + R before rounding, where the framework rounds acc first: with
+  // a bf16 handoff the two round at different points, and one row's sum missed the contract
+  // (gemm/kernel.hpp).
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = Split<
       Add<Acc, TileLoad<Ctx, bf16>>,                        // X = acc + R

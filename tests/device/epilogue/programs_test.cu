@@ -109,6 +109,8 @@ TEST(EpiloguePrograms, ResidualRms) {
     const Matrix h = ref::mul_per_col(x, w.v);
     const Matrix h_fw = ref::round_to_bf16(ref::mul_per_col(x_fw, w.v));
     for (TileConfig config : kProgramConfigs) {
+      // Not compiled where the tile is handed over in bf16 (kNeedsFp32Accumulator).
+      if (!has_program_instance(ops::OpKey::kLinearResidualRms, config)) continue;
       SCOPED_TRACE(trace(s, config));
       const TileDims tile = tile_of(config);
       const PartialLayout layout = per_row_partial_layout(config, s.m, s.n);
