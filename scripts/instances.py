@@ -102,7 +102,7 @@ def constant_value(expression):
 # The overlapped Cooperative configs hand the tile to the epilogue in bf16 (kernels/coda/gemm/
 # overlap_cooperative.hpp): not for a program that needs the fp32 accumulator (its
 # `static constexpr bool kNeedsFp32Accumulator = true;`: the deferred RMSNorm's rstd · acc and a
-# linear layer's acc + b, which the framework rounds once; the residual RMSNorm's Σ (acc + R)²).
+# linear layer's acc + b, which the framework rounds once; sums it takes at another rounding point).
 def hands_over_in_bf16(config):
     return CONFIGS[config].endswith("_ovcoop")
 

@@ -110,8 +110,9 @@ constexpr int kTmaAlignment<void> = 8;
 
 // Program::kNeedsFp32Accumulator, false when the program does not declare it: its results match
 // the framework's only when computed from the fp32 accumulator (the deferred RMSNorm's
-// rstd[m] · acc and a linear layer's acc + b, which the framework rounds once; the residual
-// RMSNorm's Σ (acc + R)², which it takes at another rounding point), so not from a bf16 handoff.
+// rstd[m] · acc and a linear layer's acc + b, which the framework rounds once; sums the framework
+// takes at another rounding point: the residual RMSNorm's Σ (acc + R)², the backward ops'
+// bias and z·dz sums over their bf16 gradients), so not from a bf16 handoff.
 template <class Program, class = void>
 struct NeedsFp32Accumulator : std::false_type {};
 template <class Program>

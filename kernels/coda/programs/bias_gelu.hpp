@@ -43,6 +43,9 @@ CODA_COMPILE_PROGRAM(BiasGeluSavePre, kAkBk, bf16);
 // dY = acc (dgrad: dOut · W_down);  dP = dY ⊙ GELU_tanh'(P) → D;  Σ_m dP → per-col partials (∂b)
 struct BiasGeluBwd {
   using Params = BiasGeluBwdParams;
+  // Its column (bias) / row (z·dz) sums are taken over values the framework rounds to bf16 first,
+  // where the handoff rounds the accumulator instead (gemm/kernel.hpp).
+  static constexpr bool kNeedsFp32Accumulator = true;
   template <class Ctx>
   using Callbacks = PerColPartialSum<Ctx, Mul<Acc, GeluTanhGrad<TileLoad<Ctx, bf16>>>>;
 

@@ -56,6 +56,9 @@ CODA_COMPILE_EXAMPLE(SwiGluPairsGrad, kAkBk, bf16);
 // layout (dY = dOut · W_down).
 struct SwiGluBwd {
   using Params = SwiGluBwdParams;
+  // Its column (bias) / row (z·dz) sums are taken over values the framework rounds to bf16 first,
+  // where the handoff rounds the accumulator instead (gemm/kernel.hpp).
+  static constexpr bool kNeedsFp32Accumulator = true;
   static constexpr int kCooperativeEpilogueLoadStages = SwiGluPairsGrad::kCooperativeEpilogueLoadStages;
   static constexpr int kPingpongEpilogueTileN = SwiGluPairsGrad::kPingpongEpilogueTileN;
   template <class Ctx>

@@ -106,17 +106,18 @@ TEST(ProgramLaunchers, RejectBeforeLaunch) {
 // except that the QK-norm programs (whole 128-column heads per epilogue subtile) skip a tile N
 // that 128 does not divide, and the ops whose output the framework rounds once from the fp32
 // accumulator (the deferred-RMSNorm forward ops, rstd[m] · acc, the bias-GELU forward ones,
-// acc + b, and the residual RMSNorm's Σ (acc + R)²) skip the overlapped Cooperative config,
-// whose bf16 handoff rounds at another point.
+// acc + b, the residual RMSNorm's Σ (acc + R)², the SwiGLU and bias-GELU backwards' sums over
+// their bf16 gradients) skip the overlapped Cooperative config, whose bf16 handoff rounds at
+// another point.
 TEST(ProgramLaunchers, EveryOpHasItsProgramConfigs) {
   for (int i = 0; i < int(ops::OpKey::kCount); ++i) {
     const auto op = ops::OpKey(i);
     const std::string name = ops::name(op);
     const bool whole_heads = name.find("qknorm") != std::string::npos;
-    const bool forward = name.find("_bwd") == std::string::npos;
     const bool needs_fp32_accumulator =
-        forward && (name.rfind("linear_rmsnorm", 0) == 0 || name.rfind("linear_bias_gelu", 0) == 0 ||
-                    name == "linear_residual_rms");
+        name == "linear_residual_rms" || name == "linear_swiglu_bwd" ||
+        name.rfind("linear_bias_gelu", 0) == 0 ||
+        (name.rfind("linear_rmsnorm", 0) == 0 && name != "linear_rmsnorm_bwd");
     for (TileConfig c : kProgramConfigs) {
       const gemm::TileGeometry g = gemm::geometry(c);
       const bool bf16_handoff = c == TileConfig::kOverlapCoop128x256Cluster2x1;
