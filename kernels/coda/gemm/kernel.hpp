@@ -321,10 +321,13 @@ struct GemmKernel {
                 "a program that needs the fp32 accumulator cannot take OverlapCooperative's bf16 "
                 "handoff (it would round twice): scripts/instances.py leaves that config out for it");
 
-  // The epilogue warp group's MMA shape (its accumulator layout), for OverlapCooperative.
+  // The epilogue warp group's MMA shape, for OverlapCooperative: only its accumulator layout is
+  // used (the operands' majors do not change it).
   using EpilogueTiledMma = decltype(cute::make_tiled_mma(
       cute::GMMA::ss_op_selector<ElementA, ElementB, ElementAccumulator, EpilogueTileShape,
                                  cute::GMMA::Major::K, cute::GMMA::Major::K>()));
+  // The kernel's own shared memory beyond the collectives': OverlapCooperative's handoff and its
+  // few extra barriers.
   static constexpr int kKernelSharedBytes =
       kOverlap ? detail::kOverlapHandoffBytes + 256 : 0;
 
