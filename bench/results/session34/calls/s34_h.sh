@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# Session 34, call 8 (asked as nvidia-h200, but the warm H100 was kept: it ran on the H100). The same as call 3 on the H200: the merged kernels (overlap-coop binaries of 9833cc4; main b4f3bf1 has the same device code). The overlapped Cooperative kernel, second build (overlap-coop 992f85f:
-# 2 load / 1 store epilogue stages, so 3 mainloop stages for the residual-RMS and RMSNorm-backward
-# programs; 16-byte handoff chunks; no ovcoop for the programs that scale the accumulator). (1) the
-# C++ device suite; (2) tune-ops --epilogue-cost, every candidate against cuBLAS and its own
-# plain twin in the same rounds: forward ops at 8B and 1B widths, backward ops at 8B and 1B,
-# M = 16384.
+# Session 34, call 8 (asked as nvidia-h200, but the warm H100 was kept: it ran on an H100). The same as call 3 (s34_c.sh): the device suite
+# and tune-ops --epilogue-cost at 8B and 1B widths, on the binaries of 9833cc4 (.prebuilt/ovpack;
+# the kernels merged into main).
 set -u
 tar -xJf .prebuilt/ovpack/ovbin.tar.xz -C .prebuilt || exit 1
 bin=$PWD/.prebuilt/ovbin
