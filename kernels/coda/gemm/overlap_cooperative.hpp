@@ -43,7 +43,6 @@
 #include <cutlass/gemm/gemm.h>
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 #include <cutlass/kernel_hardware_info.hpp>
-#include <cutlass/numeric_conversion.h>
 #include <cutlass/pipeline/pipeline.hpp>
 
 namespace coda::gemm {
