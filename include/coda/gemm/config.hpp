@@ -13,7 +13,7 @@ namespace coda::gemm {
 //   kAmBn: A M-major, B N-major  (wgrad:    dW = dYᵀ · X,  A = dYᵀ view, B = Xᵀ view)
 enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 
-// Tile (M×N, K-block 64), cluster and schedule, declared once here: the enum, the names, the
+// Tile (M×N; K-block 64, 32 under OverlapCooperative: gemm/kernel.hpp), cluster and schedule, declared once here: the enum, the names, the
 // tile-grid arithmetic (choose_config.cpp, merge.cu), the CUTLASS types (gemm/kernel.hpp) and the
 // compiled kernels (scripts/instances.py reads these lines) all come from this list.
 //   X(enumerator, name, tile M, tile N, cluster M, cluster N, schedule, tile scheduler)

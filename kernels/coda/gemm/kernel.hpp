@@ -93,6 +93,8 @@ struct WithTiledMma<cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, S
 
 template <int TileM, int TileN, int ClusterM, int ClusterN, class Schedule_, class Scheduler_>
 struct TileConfigTypes {
+  // K-block 64; a GemmKernel's own K-block is kMainloopKBlock (32 under OverlapCooperative).
+  static constexpr int kTileM = TileM, kTileN = TileN;
   using TileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::_64>;
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
   using Schedule = Schedule_;
@@ -118,6 +120,22 @@ struct NeedsFp32Accumulator : std::false_type {};
 template <class Program>
 struct NeedsFp32Accumulator<Program, std::void_t<decltype(Program::kNeedsFp32Accumulator)>>
     : std::bool_constant<Program::kNeedsFp32Accumulator> {};
+
+// The mainloop's K-block for Program under Schedule. 64, but 32 under OverlapCooperative: its
+// 64 KB handoff leaves the stages ~144 KB, three of 48 KB at K = 64 (the one the MMA warp groups
+// read holds back a third) or six of 24 KB at K = 32, which keep more bytes in flight. H100,
+// same rounds (tune-ops --epilogue-cost, M = 16384, thirty-fifth session): the plain twin
+// 0.90-0.97 x the K = 64 one's time, the fused RoPE, QK-norm, SwiGLU and RMSNorm-backward
+// kernels 0.91-0.97 x, the QK-norm save-Pre kernel (2 stages at K = 64, 5 at 32) 0.55-0.59 x.
+// A program whose epilogue outlasts its mainloop may keep 64 (`kOverlapKBlock`): the loss-only
+// cross-entropy's best candidate read 1.012-1.030 x cuBLAS at 64 and 1.075-1.126 at 32 (1B).
+template <class Program, class = void>
+struct DeclaredOverlapKBlock : std::integral_constant<int, 32> {};
+template <class Program>
+struct DeclaredOverlapKBlock<Program, std::void_t<decltype(Program::kOverlapKBlock)>>
+    : std::integral_constant<int, Program::kOverlapKBlock> {};
+template <class Program, class Schedule>
+constexpr int kMainloopKBlock = kOverlap<Schedule> ? DeclaredOverlapKBlock<Program>::value : 64;
 
 // Program::kAccumulateIntoD, false when the program does not declare it.
 template <class Program, class = void>
@@ -277,7 +295,9 @@ struct GemmKernel {
   static constexpr int kAlignmentD = detail::kTmaAlignment<ElementD>;
 
   using Tile = TileConfigTraits<Config>;
-  using TileShape = typename Tile::TileShape;
+  static constexpr int kKBlock = detail::kMainloopKBlock<Program, typename Tile::Schedule>;
+  static_assert(kKBlock == 32 || kKBlock == 64, "a mainloop K-block of 32 or 64 bf16");
+  using TileShape = cute::Shape<cute::Int<Tile::kTileM>, cute::Int<Tile::kTileN>, cute::Int<kKBlock>>;
   using ClusterShape = typename Tile::ClusterShape;
   static constexpr bool kOverlap = detail::kOverlap<typename Tile::Schedule>;
   using EpilogueTileShape = typename detail::EpilogueTileShapeOf<Tile>::type;
