@@ -162,7 +162,7 @@ struct WithStoreOp<cutlass::epilogue::collective::CollectiveEpilogue<
 // The epilogue's load stages for Program under Schedule: Program::kCooperativeEpilogueLoadStages
 // under the Cooperative schedule when declared (its 128-row subtile doubles the bytes per load
 // stage: a 32-bit tile's default 4 stages take 64 KB and leave the mainloop 2 stages); 2 under
-// OverlapCooperative (its 64 KB handoff leaves the mainloop 3 stages and the epilogue ~19 KB: the
+// OverlapCooperative (its 64 KB handoff leaves the mainloop ~144 KB and the epilogue ~19 KB: the
 // epilogue warp group waits on its own loads off the mainloop's path); else 0, the builder's count.
 template <class Program, class Schedule, class = void>
 struct EpilogueLoadStagesOf : std::integral_constant<int, 0> {};

@@ -27,10 +27,10 @@
 // buffer as soon as it has read the last quarter, before running that quarter's epilogue. The
 // MMA warp groups wait on "empty" only when an epilogue outlasts a mainloop.
 //
-// What it costs: 64 KB of shared memory (the mainloop keeps 3 stages of 48 KB) and the register
-// split below. fp32 D (weight gradients) cannot take the bf16 handoff, so this kernel is compiled
-// for bf16 and void D only (scripts/instances.py). Static persistent scheduling only (no
-// stream-K, no dynamic scheduler); batch L = 1.
+// What it costs: 64 KB of shared memory (the mainloop keeps ~144 KB, six stages of K = 32:
+// gemm/kernel.hpp, kMainloopKBlock) and the register split below. fp32 D (weight gradients) cannot
+// take the bf16 handoff, so this kernel is compiled for bf16 and void D only (scripts/instances.py).
+// Static persistent scheduling only (no stream-K, no dynamic scheduler); batch L = 1.
 #pragma once
 
 #include <cute/arch/cluster_sm90.hpp>
