@@ -187,6 +187,20 @@ def test_tune_confirms_a_schedule_flip_with_every_variant():
     assert not flips_schedule("coop along n swizzle 2", None)
 
 
+def test_tune_configs_restrict_the_sweep_and_refuse_unknown_names():
+    """--configs times only the named configs' candidates among those the op is compiled for; a
+    name no candidate has is refused with the known names, never swept as nothing."""
+    from coda.bench.tune import select_candidates
+    candidates = [("coop_128x256_2x1", "along_m", 1), ("ovcoop_128x256_2x1", "along_n", 2),
+                  ("pingpong_128x128_2x1", "along_n", 2), ("ovcoop_128x256_2x1", "along_m", 8)]
+    assert select_candidates(candidates, [0, 1, 2, 3], "all") == [0, 1, 2, 3]
+    assert select_candidates(candidates, [0, 1, 2, 3], "ovcoop_128x256_2x1") == [1, 3]
+    assert select_candidates(candidates, [0, 2], "ovcoop_128x256_2x1") == []  # not compiled for the op
+    assert select_candidates(candidates, [0, 1, 2], "coop_128x256_2x1,pingpong_128x128_2x1") == [0, 2]
+    with pytest.raises(ValueError, match=r"--configs: ovcoop_128x256 is not a program config.*coop_128x256_2x1"):
+        select_candidates(candidates, [0, 1], "ovcoop_128x256")
+
+
 def test_token_counts_add_one_seeded_random_m():
     from coda.bench.ops import token_counts
 
@@ -203,6 +217,9 @@ def test_a_gpu_run_without_a_gpu_says_so_and_returns_2(monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert ops.main(["--tokens", "4096"]) == 2 and "coda.bench ops: needs a CUDA GPU" in capsys.readouterr().err
     assert tune.main(["--tokens", "4096"]) == 2 and "coda.bench tune: needs a CUDA GPU" in capsys.readouterr().err
+    # A --configs naming no program config is refused before the GPU is looked at.
+    assert tune.main(["--configs", "ovcoop"]) == 2
+    assert "coda.bench tune: --configs: ovcoop is not a program config" in capsys.readouterr().err
 
 
 def test_a_run_record_keeps_every_finished_row_on_disk(tmp_path):

@@ -2,7 +2,8 @@
 """The fused ops' kernel choice tuned in the op benchmark's own harness: `python -m coda.bench tune`.
 
 For each op and model at M tokens, every kernel candidate its program is compiled for
-(C.op_candidates(op) of C.program_candidates(): 3 configs × 2 rasters × 4 swizzles) is forced
+(C.op_candidates(op) of C.program_candidates(): 4 configs × 2 rasters × 4 swizzles; --configs
+narrows them) is forced
 on the op in turn (coda.ops.forced_kernel) and timed in the same interleaved rounds, on the same
 operand sets and realistic side inputs, as `python -m coda.bench ops` times the op (ops.py),
 together with PyTorch's matmul of the shape and the op as it runs today (its table row or the
@@ -58,8 +59,26 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="rounds of the head-to-head pick vs today's choice that must confirm the gain")
     p.add_argument("--within", type=float, default=0.92,
                    help="the summary's bar: best ÷ today at least this (issue 13: 0.92)")
+    p.add_argument("--configs", default="all",
+                   help="comma-separated program configs whose candidates the sweep times (e.g. "
+                        "ovcoop_128x256_2x1; default: all): to ask whether one config beats today's "
+                        "choice; a pick of another schedule is confirmed with every variant")
     p.add_argument("--out", type=Path, default=Path("tune-out"))
     return p.parse_args(argv)
+
+
+def select_candidates(candidates: Sequence[tuple[str, str, int]], runnable: Sequence[int],
+                      configs: str) -> list[int]:
+    """The indices of `runnable` (an op's compiled candidates) whose config --configs names ("all":
+    every one). A name no candidate has is an error, not an empty sweep."""
+    if configs == "all":
+        return list(runnable)
+    wanted = set(configs.split(","))
+    unknown = wanted - {c[0] for c in candidates}
+    if unknown:
+        raise ValueError(f"--configs: {', '.join(sorted(unknown))} is not a program config; the "
+                         f"configs are {', '.join(sorted({c[0] for c in candidates}))}")
+    return [i for i in runnable if candidates[i][0] in wanted]
 
 
 def _has_key(name: str) -> bool:
@@ -84,11 +103,15 @@ def _describe(candidate: tuple[str, str, int]) -> str:
     return f"{name} {raster.replace('_', ' ')} swizzle {swizzle}"
 
 
-def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> dict:
+def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> dict | None:
+    """The op's row at M; None where it is compiled for none of --configs."""
     from coda import ops
     from coda._native import C
 
     candidates = C.program_candidates()
+    runnable = select_candidates(candidates, C.op_candidates(case.op_key), args.configs)
+    if not runnable:
+        return None
     sets = _operand_sets(case, MODELS[model_name], m, device)
     gemm_ab = [(t[case.gemm[0]], t[case.gemm[1]]) for t in sets]
     a, w = gemm_ab[0]
@@ -101,7 +124,6 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
         return run
 
     steps = {"torch_matmul": matmul_step(case, gemm_ab), "today": _rotating(sets, case.coda)}
-    runnable = C.op_candidates(case.op_key)
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in runnable})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                 heat=args.heater)
@@ -221,6 +243,13 @@ def table(rows: list[dict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    from coda._native import C
+
+    try:  # a bad --configs fails before any GPU work
+        select_candidates(C.program_candidates(), [], args.configs)
+    except ValueError as error:
+        print(f"coda.bench tune: {error}", file=sys.stderr)
+        return 2
     run = start_run(args, "coda.bench tune")
     if run is None:
         return 2
@@ -233,6 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             for m in tokens:
                 row = tune_case(case, model_name, m, args, watch, device)
+                if row is None:
+                    print(f"{case.name}: compiled for none of --configs {args.configs}", flush=True)
+                    break
                 record.add(row)
                 if row["written"]:
                     c = row["confirmed"]
