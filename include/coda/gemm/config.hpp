@@ -13,9 +13,9 @@ namespace coda::gemm {
 //   kAmBn: A M-major, B N-major  (wgrad:    dW = dYᵀ · X,  A = dYᵀ view, B = Xᵀ view)
 enum class OperandLayout : std::uint8_t { kAkBk, kAkBn, kAmBn };
 
-// Tile (M×N; K-block 64, 32 under OverlapCooperative: gemm/kernel.hpp), cluster and schedule, declared once here: the enum, the names, the
-// tile-grid arithmetic (choose_config.cpp, merge.cu), the CUTLASS types (gemm/kernel.hpp) and the
-// compiled kernels (scripts/instances.py reads these lines) all come from this list.
+// Tile (M×N; K-block 64, 32 under OverlapCooperative: gemm/kernel.hpp), cluster and schedule,
+// declared once here: the enum, the names, the tile-grid arithmetic (choose_config.cpp, merge.cu),
+// the CUTLASS types (gemm/kernel.hpp) and the compiled kernels (scripts/instances.py) come from it.
 //   X(enumerator, name, tile M, tile N, cluster M, cluster N, schedule, tile scheduler)
 // Schedules (gemm/kernel.hpp): Cooperative (two consumer warp groups split the tile along M),
 // Pingpong (one tile per warp group). Menu from the H100 sweep of 2026-11-21 (docs/design.md §10):

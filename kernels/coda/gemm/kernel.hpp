@@ -126,7 +126,7 @@ struct NeedsFp32Accumulator<Program, std::void_t<decltype(Program::kNeedsFp32Acc
 // read holds back a third) or six of 24 KB at K = 32, which keep more bytes in flight. H100,
 // same rounds (tune-ops --epilogue-cost, M = 16384, thirty-fifth session): the plain twin
 // 0.90-0.97 x the K = 64 one's time, the fused RoPE, QK-norm, SwiGLU and RMSNorm-backward
-// kernels 0.91-0.97 x, the QK-norm save-Pre kernel (2 stages at K = 64, 5 at 32) 0.55-0.59 x.
+// kernels 0.90-0.99 x, the QK-norm save-Pre kernel (2 stages at K = 64, 5 at 32) 0.55-0.59 x.
 // A program whose epilogue outlasts its mainloop may keep 64 (`kOverlapKBlock`): the loss-only
 // cross-entropy's best candidate read 1.012-1.030 x cuBLAS at 64 and 1.075-1.126 at 32 (1B).
 template <class Program, class = void>
