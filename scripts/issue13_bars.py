@@ -20,25 +20,27 @@ import json
 import sys
 
 BACKWARD = ("_bwd", "_bwd_qkv")
+COMPILE = "faster than torch.compile"
 
 
 def bar_of(name):
-    """(ratio key, bar) for a row of the ops benchmark; None for a row no bar reads."""
+    """(group, (numerator, denominator) variants, bar) of an ops-benchmark row."""
     if name == "linear_cross_entropy_fwd_bwd":
-        return ("coda", "torch_gemms"), 1.10
-    if name == "linear_cross_entropy" or name.endswith(BACKWARD):
-        return ("coda", "torch_matmul"), 1.10
-    return ("coda", "torch_matmul"), 1.06
-
-
-def group_of(name):
-    if name == "linear_cross_entropy_fwd_bwd":
-        return "CE fwd+bwd <= 1.10 x its GEMMs"
+        return "CE fwd+bwd <= 1.10 x its GEMMs", ("coda", "torch_gemms"), 1.10
     if name == "linear_cross_entropy":
-        return "loss-only CE <= 1.10"
+        return "loss-only CE <= 1.10", ("coda", "torch_matmul"), 1.10
     if name.endswith(BACKWARD):
-        return "backward <= 1.10"
-    return "forward <= 1.06"
+        return "backward <= 1.10", ("coda", "torch_matmul"), 1.10
+    return "forward <= 1.06", ("coda", "torch_matmul"), 1.06
+
+
+def count(cell, ratio, rounds, x, y, passes):
+    """Adds one verdict to cell = [passed, split, total]: `passes(ratio)` for the row's ratio, split
+    where the per-round ratios x/y fall on both sides of it."""
+    per_round = [a / b for a, b in zip(rounds.get(x, []), rounds.get(y, []))]
+    cell[0] += passes(ratio)
+    cell[1] += bool(per_round) and passes(min(per_round)) and not passes(max(per_round))
+    cell[2] += 1
 
 
 def verdicts(rows):
@@ -48,22 +50,13 @@ def verdicts(rows):
         if not r.get("check_passed") or r.get("errors"):
             continue  # a failed or unrun row is no verdict (the ops table says why)
         per_m = out.setdefault(r["M"], {})
-        (x, y), bar = bar_of(r["name"])
-        ratio = r["ratios"].get(f"{x}/{y}")
         rounds = r.get("rounds_ms", {})
-        if ratio is not None:
-            cell = per_m.setdefault(group_of(r["name"]), [0, 0, 0])
-            cell[0] += ratio <= bar
-            per_round = [a / b for a, b in zip(rounds.get(x, []), rounds.get(y, []))]
-            cell[1] += bool(per_round) and min(per_round) <= bar < max(per_round)
-            cell[2] += 1
-        compile_ratio = r["ratios"].get("coda/compile")
-        if compile_ratio is not None:
-            cell = per_m.setdefault("faster than torch.compile", [0, 0, 0])
-            cell[0] += compile_ratio < 1
-            per_round = [a / b for a, b in zip(rounds.get("coda", []), rounds.get("compile", []))]
-            cell[1] += bool(per_round) and min(per_round) < 1 <= max(per_round)
-            cell[2] += 1
+        group, (x, y), bar = bar_of(r["name"])
+        for name, (a, b), passes in ((group, (x, y), lambda q: q <= bar),
+                                     (COMPILE, ("coda", "compile"), lambda q: q < 1)):
+            ratio = r["ratios"].get(f"{a}/{b}")
+            if ratio is not None:
+                count(per_m.setdefault(name, [0, 0, 0]), ratio, rounds, a, b, passes)
     return out
 
 

@@ -121,22 +121,6 @@ template <class Program>
 struct NeedsFp32Accumulator<Program, std::void_t<decltype(Program::kNeedsFp32Accumulator)>>
     : std::bool_constant<Program::kNeedsFp32Accumulator> {};
 
-// The mainloop's K-block for Program under Schedule. 64, but 32 under OverlapCooperative: its
-// 64 KB handoff leaves the stages ~144 KB, three of 48 KB at K = 64 (the one the MMA warp groups
-// read holds back a third) or six of 24 KB at K = 32, which keep more bytes in flight. H100,
-// same rounds (tune-ops --epilogue-cost, M = 16384, thirty-fifth session): the plain twin
-// 0.90-0.97 x the K = 64 one's time, the fused RoPE, QK-norm, SwiGLU and RMSNorm-backward
-// kernels 0.90-0.99 x, the QK-norm save-Pre kernel (2 stages at K = 64, 5 at 32) 0.55-0.59 x.
-// A program whose epilogue outlasts its mainloop may keep 64 (`kOverlapKBlock`): the loss-only
-// cross-entropy's best candidate read 1.012-1.030 x cuBLAS at 64 and 1.075-1.126 at 32 (1B).
-template <class Program, class = void>
-struct DeclaredOverlapKBlock : std::integral_constant<int, 32> {};
-template <class Program>
-struct DeclaredOverlapKBlock<Program, std::void_t<decltype(Program::kOverlapKBlock)>>
-    : std::integral_constant<int, Program::kOverlapKBlock> {};
-template <class Program, class Schedule>
-constexpr int kMainloopKBlock = kOverlap<Schedule> ? DeclaredOverlapKBlock<Program>::value : 64;
-
 // Program::kAccumulateIntoD, false when the program does not declare it.
 template <class Program, class = void>
 struct AccumulatesIntoD : std::false_type {};
@@ -206,7 +190,22 @@ struct WithStages<cutlass::epilogue::collective::CollectiveEpilogue<
 CODA_DECLARED_INT(DeclaredTileN, kEpilogueTileN)
 CODA_DECLARED_INT(DeclaredPingpongTileN, kPingpongEpilogueTileN)
 CODA_DECLARED_INT(DeclaredWidePingpongTileN, kWidePingpongEpilogueTileN)
+CODA_DECLARED_INT(DeclaredOverlapKBlock, kOverlapKBlock)
 #undef CODA_DECLARED_INT
+
+// The mainloop's K-block for Program under Schedule. 64, but 32 under OverlapCooperative: its
+// 64 KB handoff leaves the stages ~144 KB, three of 48 KB at K = 64 (the one the MMA warp groups
+// read holds back a third) or six of 24 KB at K = 32, which keep more bytes in flight. H100,
+// same rounds (tune-ops --epilogue-cost, M = 16384, thirty-fifth session): the plain twin
+// 0.90-0.97 x the K = 64 one's time, the fused RoPE, QK-norm, SwiGLU and RMSNorm-backward
+// kernels 0.90-0.99 x, the QK-norm save-Pre kernel (2 stages at K = 64, 5 at 32) 0.55-0.59 x.
+// A program whose epilogue outlasts its mainloop may keep 64 (`kOverlapKBlock`): the loss-only
+// cross-entropy's best candidate read 1.012-1.030 x cuBLAS at 64 and 1.075-1.126 at 32 (1B).
+template <class Program, class Schedule>
+constexpr int kMainloopKBlock =
+    !kOverlap<Schedule> ? 64
+    : DeclaredOverlapKBlock<Program>::value != 0 ? DeclaredOverlapKBlock<Program>::value
+                                                 : 32;
 
 // The subtile's N for Program under Tile: kEpilogueTileN when declared (a node that reduces
 // across a head of columns needs the whole head in one subtile); else kPingpongEpilogueTileN when

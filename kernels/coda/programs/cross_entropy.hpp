@@ -26,7 +26,7 @@ CODA_COMPILE_EXAMPLE(CrossEntropyPartials, kAkBk, bf16);
 // CrossEntropyPartials compiled with no D (GemmKernel<..., void, ...>):
 // only the per-tile log Σ exp and the target logits leave the kernel.
 // Under OverlapCooperative its epilogue (an exp per logit) outlasts the mainloop, and the K-block
-// of 64 ran 5-8 % faster than 32 (gemm/kernel.hpp, DeclaredOverlapKBlock).
+// of 64 ran 5-8 % faster than 32 (gemm/kernel.hpp, kMainloopKBlock).
 struct CrossEntropyLoss : CrossEntropyPartials {
   using Params = CrossEntropyLossParams;
   static constexpr int kOverlapKBlock = 64;
