@@ -84,7 +84,7 @@ def test_a_row_names_the_kernel_it_timed_or_says_there_is_none():
     assert kernel_ran(_case("linear_swiglu")) is None
     assert kernel_ran(_case("linear_cross_entropy_fwd_bwd")) is None
     row = dict(not_run_row("linear_swiglu", "8B", 8192, "x"), kernel="pingpong_128x192_2x1 along_n 4")
-    assert table([row]).splitlines()[-1].endswith("| pingpong_128x192_2x1 along_n 4 |")
+    assert "| pingpong_128x192_2x1 along_n 4 |" in table([row]).splitlines()[-1]
 
 
 def test_heat_runs_right_before_every_timed_block():

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
+from coda.bench.clocks import GpuClocks
 from coda.bench.timing import Heater, Stopwatch, describe_error, interleaved_rounds
 
 VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemms")
@@ -157,17 +158,32 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     wanted = set(args.variants.split(",")) | {"coda", "torch_matmul"}
     steps = {name: step for name, step in steps.items() if name in wanted}
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
-                                heat=args.heater)
+                                heat=args.heater, clocks=args.clocks)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
            "coda_ms": times["coda"], "kernel": kernel_ran(case), "baseline": {v: times[v] for v in VARIANTS[1:]},
            "ratios": ratios(result.round_medians_ms, result.errors),
-           "rounds_ms": result.round_medians_ms, "errors": result.errors,
+           "rounds_ms": result.round_medians_ms, **round_clocks(result), "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
            "check_passed": passed}
     del sets, inputs, gemm_ab
     torch.cuda.empty_cache()
     return row
+
+
+def round_clocks(result) -> dict:
+    """A row's clocks (clocks.py): per variant, per round, the SM MHz its block ran at and the share
+    of samples the power or thermal limit held it down; empty where the run sampled none."""
+    if not result.round_clocks:
+        return {}
+    def per_round(field):
+        return {v: [None if c is None else getattr(c, field) for c in cs] for v, cs in result.round_clocks.items()}
+    return {"rounds_sm_mhz": per_round("sm_mhz"), "rounds_capped": per_round("capped")}
+
+
+def median_mhz(row: dict, variant: str) -> float | None:
+    mhz = [x for x in row.get("rounds_sm_mhz", {}).get(variant) or [] if x is not None]
+    return statistics.median(mhz) if mhz else None
 
 
 def kernel_ran(case: Case) -> str | None:
@@ -213,8 +229,9 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def table(rows: list[dict]) -> str:
     lines = ["| op | model | M | coda ms | torch matmul ms | coda / matmul | coda / coda gemm | "
-             "coda gemm / matmul | coda / compile | coda / eager | coda / its gemms | check | kernel |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "coda gemm / matmul | coda / compile | coda / eager | coda / its gemms | check | kernel | "
+             "SM MHz coda / matmul / coda gemm |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         q = r["ratios"]
         if "case" in r["errors"]:
@@ -226,7 +243,8 @@ def table(rows: list[dict]) -> str:
                      f"{_fmt(r['baseline'].get('torch_matmul'))} | {_fmt(q['coda/torch_matmul'])} | "
                      f"{_fmt(q['coda/coda_gemm'])} | {_fmt(q['coda_gemm/torch_matmul'])} | "
                      f"{_fmt(q['coda/compile'])} | {_fmt(q['coda/eager'])} | "
-                     f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} | {r.get('kernel') or '—'} |")
+                     f"{_fmt(q.get('coda/torch_gemms'))} | {verdict} | {r.get('kernel') or '—'} | "
+                     f"{' / '.join(_fmt(median_mhz(r, v), 0) for v in ('coda', 'torch_matmul', 'coda_gemm'))} |")
     return "\n".join(lines)
 
 
@@ -249,6 +267,7 @@ class Run:
     tokens: list[int]
     watch: Stopwatch
     heater: Heater | None
+    clocks: GpuClocks | None
 
 
 def start_run(args, prog: str) -> Run | None:
@@ -262,14 +281,15 @@ def start_run(args, prog: str) -> Run | None:
     tokens = token_counts(args.tokens, args.random_tokens, seed)
     torch.manual_seed(seed)
     heater = Heater(device, args.sustained) if args.sustained > 0 else None
-    return Run(device, seed, tokens, Stopwatch(device), heater)
+    return Run(device, seed, tokens, Stopwatch(device), heater, GpuClocks.open(device))
 
 
 def run_metadata(run: Run, args, prog: str, argv: list[str], **method) -> dict:
     """The JSON header of `python -m coda.bench ops|tune`: the command and how it timed."""
     return report.run_metadata(run.device, ["python", "-m", "coda.bench", prog, *argv], rounds=args.rounds,
                                iters=args.iters, warmup=args.warmup, sustained_ms=args.sustained,
-                               seed=run.seed, tokens=run.tokens, **method)
+                               seed=run.seed, tokens=run.tokens,
+                               clocks="nvml" if run.clocks is not None else None, **method)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -281,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every case compiles its own stock function (some share code objects): no silent fall back to
     # eager after the default 8 recompilations of one code object.
     torch._dynamo.config.cache_size_limit = 256
-    device, tokens, watch, args.heater = run.device, run.tokens, run.watch, run.heater
+    device, tokens, watch, args.heater, args.clocks = run.device, run.tokens, run.watch, run.heater, run.clocks
     record = report.RunRecord(args.out / "ops.json", run_metadata(run, args, "ops", argv, sampled_rows=SAMPLED_ROWS))
     rows = record.rows
     for model_name in args.models.split(","):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coda.bench.clocks import BlockClock, GpuClocks
+
 
 class Stopwatch:
     """Times code regions on one device; `collect_ms` returns and forgets the regions timed so far."""
@@ -30,6 +32,10 @@ class Stopwatch:
     def synchronize(self) -> None:
         if self.uses_cuda_events:
             torch.cuda.synchronize()
+
+    def busy(self) -> bool:
+        """Whether work enqueued on the current stream is still running (never, on the CPU)."""
+        return self.uses_cuda_events and not torch.cuda.current_stream().query()
 
     @contextmanager
     def region(self) -> Iterator[None]:
@@ -64,6 +70,8 @@ class RoundsResult:
 
     round_medians_ms: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    # Per variant, per round: the clock its block ran at (clocks.py), where the run samples clocks.
+    round_clocks: dict[str, list[BlockClock | None]] = field(default_factory=dict)
 
     def median_ms(self, name: str) -> float | None:
         rounds = self.round_medians_ms.get(name)
@@ -107,9 +115,11 @@ def describe_error(error: BaseException) -> str:
 
 
 def interleaved_rounds(steps: Mapping[str, Step], watch: Stopwatch, *, rounds: int, iters: int,
-                       warmup: int, heat: Callable[[], None] | None = None) -> RoundsResult:
+                       warmup: int, heat: Callable[[], None] | None = None,
+                       clocks: GpuClocks | None = None) -> RoundsResult:
     """Warm every step up, then run `rounds` rounds of `iters` timed iterations of every step
-    (each block of iterations right after `heat`, when given: a Heater).
+    (each block of iterations right after `heat`, when given: a Heater). With `clocks`, the SM
+    clock is sampled while each block runs (after it is enqueued, until the stream is idle).
 
     A step that raises is recorded in `errors` and left out of the remaining rounds; the others go on.
     """
@@ -135,6 +145,8 @@ def interleaved_rounds(steps: Mapping[str, Step], watch: Stopwatch, *, rounds: i
                     heat()
                 for _ in range(iters):
                     steps[name](watch)
+                if clocks is not None:
+                    result.round_clocks.setdefault(name, []).append(clocks.while_busy(watch.busy))
                 times = watch.collect_ms()
                 result.round_medians_ms.setdefault(name, []).append(statistics.median(times))
             except Exception as error:  # noqa: BLE001
