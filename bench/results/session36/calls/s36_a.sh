@@ -10,7 +10,7 @@ repo=$PWD
 mkdir -p "$OUT/r"; cd "$OUT/r"; t0=$SECONDS
 nvidia-smi --query-gpu=name,power.limit,driver_version,clocks.max.sm --format=csv,noheader | tee gpu.txt
 export PYTHONUNBUFFERED=1 CODA_COMMIT=1ddf404
-python3 -m pip install -q --no-deps --force-reinstall "$repo"/.prebuilt/s36/coda-*.whl > /dev/null 2>&1 || exit 1
+python3 -m pip install -q --no-deps --force-reinstall "$repo"/.prebuilt/s36w/coda-*.whl > /dev/null 2>&1 || exit 1
 ops="--models 1B,8B --ops linear_rope,linear_qknorm_rope,linear_rmsnorm --tokens 16384 --seed 3407 --rounds 5"
 run() {  # name, extra args
   local name=$1; shift
