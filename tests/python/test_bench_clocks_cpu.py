@@ -6,7 +6,7 @@ import ctypes
 import torch
 
 from coda.bench.clocks import CAPPED_REASONS, BlockClock, GpuClocks
-from coda.bench.ops import not_run_row, round_clocks, table
+from coda.bench.ops import not_run_row, table
 from coda.bench.timing import Stopwatch, interleaved_rounds
 
 
@@ -73,7 +73,7 @@ def test_every_timed_block_gets_one_clock_and_the_warmup_none():
     assert sampled == [4, 6, 8, 10, 12, 14]  # after each block of 2, none after the warm-up (2 calls)
     assert [c.sm_mhz for c in result.round_clocks["a"]] == [1001, 1004, 1005]
     assert [c.sm_mhz for c in result.round_clocks["b"]] == [1002, 1003, 1006]
-    row = dict(not_run_row("linear_rope", "1B", 16384, "x"), **round_clocks(result))
+    row = dict(not_run_row("linear_rope", "1B", 16384, "x"), **result.clock_record())
     assert row["rounds_sm_mhz"] == {"a": [1001, 1004, 1005], "b": [1002, 1003, 1006]}
     assert row["rounds_capped"] == {"a": [0.0] * 3, "b": [0.0] * 3}
 

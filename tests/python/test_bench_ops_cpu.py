@@ -150,7 +150,7 @@ def test_tune_writes_a_row_only_when_the_head_to_head_confirms(monkeypatch):
         return run
 
     args = tune.parse_args(["--confirm-rounds", "3"])
-    args.heater = None
+    args.heater = args.clocks = None
     steps = {"torch_matmul": None, "today": None, "c3": None}
     monkeypatch.setattr(tune, "interleaved_rounds",
                         fake_rounds({"torch_matmul": [1, 1, 1], "today": [1.1, 1.1, 1.2], "c3": [1.09, 1.1, 1.17]}))

@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 
 from coda.bench import report
+from coda.bench.clocks import GpuClocks
 from coda.bench.timing import Heater, Step, Stopwatch, describe_error, interleaved_rounds
 from coda.bench.variants import BUILDERS, VARIANT_NAMES, Problem, Variant, build_hf_eager
 
@@ -231,6 +232,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
 
     variants, status = build_variants(args.variants, hf_layer, problem)
     heater = Heater(device, args.sustained) if args.sustained > 0 else None
+    clocks = GpuClocks.open(device)
     checks = {}
     for name, variant in list(variants.items()):
         try:
@@ -248,7 +250,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
         steps = {name: counting_device_allocs(row_step(variant, row, problem.x), allocs[name])
                  for name, variant in variants.items()}
         result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
-                                    heat=heater)
+                                    heat=heater, clocks=clocks)
         # cudaMalloc calls in the timed iterations (after each variant's warm-up): each can stall
         # the GPU, and a variant's allocations depend on what the others left cached.
         timed_allocs = {name: sum(counts[args.warmup:]) for name, counts in allocs.items()}
@@ -266,6 +268,7 @@ def bench_size(size: str, args, device: torch.device, watch: Stopwatch) -> list[
             rounds_ms=result.round_medians_ms, peak_extra_gib=memory, status=row_status, checks=checks,
             notes=ROW_NOTES[row]))
         rows[-1]["device_allocs_while_timed"] = timed_allocs
+        rows[-1].update(result.clock_record())
         print(report.row_line(rows[-1]), flush=True)
         stalls = {name: n for name, n in timed_allocs.items() if n}
         if stalls:

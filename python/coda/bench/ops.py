@@ -163,22 +163,12 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
            "coda_ms": times["coda"], "kernel": kernel_ran(case), "baseline": {v: times[v] for v in VARIANTS[1:]},
            "ratios": ratios(result.round_medians_ms, result.errors),
-           "rounds_ms": result.round_medians_ms, **round_clocks(result), "errors": result.errors,
+           "rounds_ms": result.round_medians_ms, **result.clock_record(), "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
            "check_passed": passed}
     del sets, inputs, gemm_ab
     torch.cuda.empty_cache()
     return row
-
-
-def round_clocks(result) -> dict:
-    """A row's clocks (clocks.py): per variant, per round, the SM MHz its block ran at and the share
-    of samples the power or thermal limit held it down; empty where the run sampled none."""
-    if not result.round_clocks:
-        return {}
-    def per_round(field):
-        return {v: [None if c is None else getattr(c, field) for c in cs] for v, cs in result.round_clocks.items()}
-    return {"rounds_sm_mhz": per_round("sm_mhz"), "rounds_capped": per_round("capped")}
 
 
 def median_mhz(row: dict, variant: str) -> float | None:

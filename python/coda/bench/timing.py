@@ -73,6 +73,16 @@ class RoundsResult:
     # Per variant, per round: the clock its block ran at (clocks.py), where the run samples clocks.
     round_clocks: dict[str, list[BlockClock | None]] = field(default_factory=dict)
 
+    def clock_record(self) -> dict:
+        """The row fields of the clocks (clocks.py): per variant, per round, the SM MHz its block ran
+        at and the share of samples the power or thermal limit held it down; {} where none were sampled."""
+        if not self.round_clocks:
+            return {}
+
+        def per_round(field: str) -> dict:
+            return {v: [None if c is None else getattr(c, field) for c in cs] for v, cs in self.round_clocks.items()}
+        return {"rounds_sm_mhz": per_round("sm_mhz"), "rounds_capped": per_round("capped")}
+
     def median_ms(self, name: str) -> float | None:
         rounds = self.round_medians_ms.get(name)
         return statistics.median(rounds) if rounds and name not in self.errors else None

@@ -126,7 +126,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
     steps = {"torch_matmul": matmul_step(case, gemm_ab), "today": _rotating(sets, case.coda)}
     steps.update({f"c{i}": _rotating(sets, forced(i)) for i in runnable})
     result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
-                                heat=args.heater)
+                                heat=args.heater, clocks=args.clocks)
     case.coda(sets[0])  # once more as the op runs today, to name the kernel it chose
     today_kernel = kernel_ran(case)
 
@@ -154,7 +154,7 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
            "today_kernel": today_kernel,
            "today_x_matmul": today, "pick": _describe(candidates[index]), "pick_x_matmul": timed[best],
            "gain": gain, "confirmed": confirmed, "check_passed": passed, "errors": result.errors,
-           "rounds_ms": result.round_medians_ms,
+           "rounds_ms": result.round_medians_ms, **result.clock_record(),
            "table_row": C.op_table_row(case.op_key, m, n, k, index)}
     row["written"] = confirmed is not None and confirmed["gain"] is not None and confirmed["gain"] >= args.min_gain
     del sets, gemm_ab, stock_out
@@ -213,7 +213,7 @@ def confirm(steps: dict, pick: str, watch: Stopwatch, args, between: Sequence[st
     names = ("torch_matmul", *between, "today", pick)
     result = interleaved_rounds({name: steps[name] for name in names}, watch,
                                 rounds=args.confirm_rounds, iters=args.iters, warmup=args.warmup,
-                                heat=args.heater)
+                                heat=args.heater, clocks=args.clocks)
     r = result.round_medians_ms
     if result.errors or not r.get(pick) or not r.get("today"):
         return {"gain": None, "errors": result.errors}
@@ -222,7 +222,8 @@ def confirm(steps: dict, pick: str, watch: Stopwatch, args, between: Sequence[st
         return round_ratio(r, result.errors, a, b)
 
     return {"gain": 1 - paired(pick, "today"), "today_x_matmul": paired("today", "torch_matmul"),
-            "pick_x_matmul": paired(pick, "torch_matmul"), "rounds_ms": r, "between": list(between)}
+            "pick_x_matmul": paired(pick, "torch_matmul"), "rounds_ms": r, **result.clock_record(),
+            "between": list(between)}
 
 
 def _fmt(x) -> str:
@@ -253,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = start_run(args, "coda.bench tune")
     if run is None:
         return 2
-    device, tokens, watch, args.heater = run.device, run.tokens, run.watch, run.heater
+    device, tokens, watch, args.heater, args.clocks = run.device, run.tokens, run.watch, run.heater, run.clocks
     record = report.RunRecord(args.out / "tune.json", run_metadata(run, args, "tune", argv, min_gain=args.min_gain))
     rows, lines = record.rows, []
     for model_name in args.models.split(","):
