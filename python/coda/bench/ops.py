@@ -32,8 +32,8 @@ import torch
 import torch.nn.functional as F
 
 from coda.bench import report
-from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
 from coda.bench.clocks import GpuClocks
+from coda.bench.op_cases import FLOAT64, MODELS, PYTORCH, Case, Model, Operands, cases, compiled
 from coda.bench.timing import Heater, Stopwatch, describe_error, interleaved_rounds
 
 VARIANTS = ("coda", "torch_matmul", "coda_gemm", "eager", "compile", "torch_gemms")
