@@ -11,7 +11,10 @@
 #                                    parity tests again with the autotuner on (CODA_TUNE=1)
 #   scripts/device-run.sh ops-py     install, then every fused op against torch.matmul, CODA's plain
 #                                    GEMM, eager and torch.compile in one process, outputs
-#                                    checked first (python -m coda.bench ops, OPS_ARGS)
+#                                    checked first (python -m coda.bench ops, OPS_ARGS), and issue
+#                                    13's bars of the run; OPS_SUSTAINED=MS: the same run again with
+#                                    --sustained MS into $OUT/ops_sustained (the clock of a training
+#                                    step; docs/benchmarks.md §5.0: the record is kept in both states)
 #   scripts/device-run.sh tune-py    install, then the op tuner (python -m coda.bench tune, TUNE_ARGS,
 #                                    e.g. "--tokens 1024,12000 --rounds 3 --min-gain 1"): every
 #                                    candidate against today's choice and matmul in the same
@@ -114,7 +117,16 @@ case "$mode" in
     install_package
     (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench ops --out "$out" \
       ${OPS_ARGS:---models 1B,8B,70B --random-tokens})
-    exit $? ;;
+    rc=$?
+    python3 scripts/issue13_bars.py "$out/ops.json"
+    if [ -n "${OPS_SUSTAINED:-}" ]; then
+      (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench ops --out "$out/ops_sustained" \
+        --sustained "$OPS_SUSTAINED" ${OPS_ARGS:---models 1B,8B,70B --random-tokens})
+      sustained=$?
+      [ $rc -ne 0 ] || rc=$sustained
+      python3 scripts/issue13_bars.py "$out/ops_sustained/ops.json"
+    fi
+    exit $rc ;;
   tune-py)
     install_package
     # shellcheck disable=SC2086
