@@ -4,10 +4,12 @@ config, its plain GEMM and matmul rates to the baselines of its shape; backward,
 failed-to-run rows, and rows at another M, are left out."""
 import importlib.util
 import pathlib
+import sys
 
 import pytest
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "tile_rates.py"
+sys.path.insert(0, str(SCRIPT.parent))  # as when run: its sibling issue13_bars.py
 spec = importlib.util.spec_from_file_location("tile_rates", SCRIPT)
 tile_rates = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tile_rates)
