@@ -19,7 +19,10 @@
 #                                    e.g. "--tokens 1024,12000 --rounds 3 --min-gain 1"): every
 #                                    candidate against today's choice and matmul in the same
 #                                    rounds; tune.json, tune.md, op_table.inc and the log in
-#                                    $OUT/tune.tgz (a device call brings back few files)
+#                                    $OUT/tune.tgz (a device call brings back few files);
+#                                    TUNE_SUSTAINED=MS: the same run again with --sustained MS and
+#                                    the rows best over both clock states (scripts/
+#                                    both_states_picks.py, docs/benchmarks.md §5.1) in both_states.inc
 #   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
 #                                    LAYER_ARGS; Liger from the carried .whl/)
 #   scripts/device-run.sh [all|test|bench|epilogue|ops|ops-bwd|tune|tune-ops]
@@ -134,7 +137,19 @@ case "$mode" in
       > "$out/tune.log" 2>&1)
     rc=$?
     grep -E "within|rows written to" "$out/tune.log"
-    (cd "$out" && tar czf tune.tgz tune tune.log && rm -rf tune)
+    kept=(tune tune.log)
+    if [ -n "${TUNE_SUSTAINED:-}" ]; then
+      # shellcheck disable=SC2086
+      (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench tune --out "$out/tune_sustained" \
+        --sustained "$TUNE_SUSTAINED" ${TUNE_ARGS:-} > "$out/tune_sustained.log" 2>&1)
+      sustained=$?
+      [ $rc -ne 0 ] || rc=$sustained
+      grep -E "within|rows written to" "$out/tune_sustained.log"
+      python3 scripts/both_states_picks.py "$out/tune/tune.json" "$out/tune_sustained/tune.json" \
+        > "$out/both_states.inc" && cat "$out/both_states.inc"
+      kept+=(tune_sustained tune_sustained.log both_states.inc)
+    fi
+    (cd "$out" && tar czf tune.tgz "${kept[@]}" && rm -rf tune tune_sustained)
     exit $rc ;;
   layer)
     install_package
