@@ -28,10 +28,17 @@ REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
 
 
 # --- shared helpers --------------------------------------------------------------------------
+# How a row-statistics buffer is tiled under any kernel config (the C++ per_row_partial_tiling_
+# any_config): the smallest tile N, and the lcm of every tile M. Read once from the library, so a
+# new tile config cannot leave this formula behind.
+_STATS_TILE_N, _STATS_ROW_MULTIPLE = C.norm_stats_tiling()
+
+
 def norm_stats_floats(m, n):
     """Floats of a row-statistics buffer for an M × N producer, whatever kernel it runs (the C++
     norm_stats_floats, written so that it also works on symbolic sizes)."""
-    return ((n + 127) // 128) * ((m + 255) // 256 * 256)
+    tiles = (n + _STATS_TILE_N - 1) // _STATS_TILE_N
+    return tiles * ((m + _STATS_ROW_MULTIPLE - 1) // _STATS_ROW_MULTIPLE * _STATS_ROW_MULTIPLE)
 
 
 def stats_layout(m: int, n: int, stats_k: int) -> tuple[int, int]:

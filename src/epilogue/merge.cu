@@ -2,6 +2,8 @@
 #include "coda/epilogue/merge.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 #include <string>
 
 #include "coda/epilogue/lse_math.hpp"
@@ -70,29 +72,42 @@ PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n) {
 }
 
 namespace {
-// The most tiles `across` is split into and the most padding of `along`, over every config:
-// tile_across gives the tile extent along `across` (per-row partials: N), tile_along along `along`.
+// The smallest tile extent across and the lcm of the extents along, over every config:
+// tile_across gives a config's tile extent along `across` (per-row partials: N), tile_along along
+// `along`. A lcm, not the largest rounding up, so that the size is one formula the Python package
+// can mirror on symbolic sizes (python/coda/ops.py norm_stats_floats).
 template <class TileAcross, class TileAlong>
-std::int64_t most_partial_floats(std::int64_t across, std::int64_t along, TileAcross tile_across,
-                                 TileAlong tile_along) {
-  std::int64_t tiles = 0, padded = 0;
+AnyConfigTiling any_config_tiling(TileAcross tile_across, TileAlong tile_along) {
+  AnyConfigTiling tiling{std::numeric_limits<std::int64_t>::max(), 1};
   for (int c = 0; c < gemm::kNumTileConfigs; ++c) {
     const gemm::EpilogueTileGeometry t = gemm::epilogue_geometry(gemm::TileConfig(c));
-    tiles = std::max(tiles, (across + tile_across(t) - 1) / tile_across(t));
-    padded = std::max(padded, round_up(along, tile_along(t)));
+    tiling.tile = std::min<std::int64_t>(tiling.tile, tile_across(t));
+    tiling.multiple = std::lcm<std::int64_t>(tiling.multiple, tile_along(t));
   }
-  return tiles * padded;
+  return tiling;
+}
+
+std::int64_t partial_floats(AnyConfigTiling tiling, std::int64_t across, std::int64_t along) {
+  return (across + tiling.tile - 1) / tiling.tile * round_up(along, tiling.multiple);
 }
 }  // namespace
 
+AnyConfigTiling per_row_partial_tiling_any_config() {
+  return any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_n; },
+                           [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; });
+}
+
+AnyConfigTiling per_col_partial_tiling_any_config() {
+  return any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_m; },
+                           [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; });
+}
+
 std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return most_partial_floats(n, m, [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; },
-                             [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; });
+  return partial_floats(per_row_partial_tiling_any_config(), n, m);
 }
 
 std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n) {
-  return most_partial_floats(m, n, [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; },
-                             [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; });
+  return partial_floats(per_col_partial_tiling_any_config(), m, n);
 }
 
 void merge_partial_sums(const float* partials, PartialLayout layout, int count, float* out,

@@ -160,6 +160,10 @@ NB_MODULE(_C, m) {
 
   // --- sizes and layouts (host only) ---------------------------------------------------------
   m.def("norm_stats_floats", &norm_stats_floats, nb::arg("m"), nb::arg("n"));
+  m.def("norm_stats_tiling", [] {  // norm_stats_floats(m, n) = ceil(n / tile) · round_up(m, multiple)
+    const coda::epilogue::AnyConfigTiling t = coda::epilogue::per_row_partial_tiling_any_config();
+    return std::make_pair(t.tile, t.multiple);
+  });
   m.def("linear_residual_rms_stats_layout", [](std::int64_t mm, std::int64_t n, std::int64_t k) {
     const auto l = linear_residual_rms_stats_layout(mm, n, k);
     return std::make_pair(l.tiles, l.padded);

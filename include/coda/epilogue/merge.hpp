@@ -34,9 +34,15 @@ PartialLayout per_row_partial_layout(gemm::TileConfig config, int m, int n);
 PartialLayout per_col_partial_layout(gemm::TileConfig config, int m, int n);
 
 // The floats per-row (per-col) partials of an M×N output need under any kernel config: the most
-// tiles (the smallest tile) times the most padding (the largest rounding up of M, or of N, over
-// every config of gemm/config.hpp). What a workspace sized before the kernel is chosen must hold
-// (host test PartialLayouts.AnyConfigHoldsEveryProgramConfig).
+// tiles (the smallest tile) times M (N) padded to a multiple of every config's tile along it.
+// What a workspace sized before the kernel is chosen must hold (host test
+// PartialLayouts.AnyConfigHoldsEveryProgramConfig).
+struct AnyConfigTiling {
+  std::int64_t tile;      // the smallest tile extent across (per-row partials: tile N)
+  std::int64_t multiple;  // the least common multiple of every tile extent along (per-row: tile M)
+};
+AnyConfigTiling per_row_partial_tiling_any_config();
+AnyConfigTiling per_col_partial_tiling_any_config();
 std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n);
 std::int64_t per_col_partial_floats_any_config(std::int64_t m, std::int64_t n);
 
