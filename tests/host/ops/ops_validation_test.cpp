@@ -218,8 +218,8 @@ TEST(OpsValidation, BiasGelu) {
   const auto db = vec(0x90000, 256, DType::kF32);
   void* ws = reinterpret_cast<void*>(0xa0000);
   const std::size_t bytes = linear_bias_gelu_bwd_workspace_bytes(64, 256);
-  EXPECT_EQ(bytes, 4u * 1 * 384)
-      << "one M-tile of 128 rows × N padded to the larger of 256 and 384 (192-column tiles)";
+  EXPECT_EQ(bytes, 4u * 1 * 768)
+      << "one M-tile of 128 rows × N padded to 768, the lcm of the 128-, 192- and 256-column tiles";
   EXPECT_EQ(error_of([&] { linear_bias_gelu_bwd(dPre, db, dOut, bf16(0x70000, 95, 256), Pre, ws, bytes); }),
             "coda::ops::linear_bias_gelu_bwd: W_down: dim 0 must equal dOut's columns = 96; got bf16[95, 256] "
             "strides (256, 1)");
