@@ -20,8 +20,9 @@
 #                                    candidate against today's choice and matmul in the same
 #                                    rounds; tune.json, tune.md, op_table.inc and the log in
 #                                    $OUT/tune.tgz (a device call brings back few files);
-#                                    TUNE_SUSTAINED=MS: the same run again with --sustained MS and
-#                                    the rows best over both clock states (scripts/
+#                                    TUNE_SUSTAINED=MS: the same run again with --sustained MS
+#                                    (on the candidates within 3 % of today's in the first run,
+#                                    --shortlist) and the rows best over both clock states (scripts/
 #                                    both_states_picks.py, docs/benchmarks.md §5.1) in both_states.inc
 #   scripts/device-run.sh layer      install, then the layer benchmark (python -m coda.bench layer,
 #                                    LAYER_ARGS; Liger from the carried .whl/)
@@ -140,8 +141,11 @@ case "$mode" in
     kept=(tune tune.log)
     if [ -n "${TUNE_SUSTAINED:-}" ]; then
       # shellcheck disable=SC2086
+      # Only the candidates within 3 % of today's choice as the GPU came (and its best) are timed
+      # again: both_states_picks.py writes none that loses more than 2 % in either state.
       (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench tune --out "$out/tune_sustained" \
-        --sustained "$TUNE_SUSTAINED" ${TUNE_ARGS:-} > "$out/tune_sustained.log" 2>&1)
+        --sustained "$TUNE_SUSTAINED" --shortlist "$out/tune/tune.json" ${TUNE_ARGS:-} \
+        > "$out/tune_sustained.log" 2>&1)
       sustained=$?
       [ $rc -ne 0 ] || rc=$sustained
       grep -E "within|rows written to" "$out/tune_sustained.log"

@@ -4,6 +4,8 @@ its float64 reference computes what its PyTorch baseline computes, and its outpu
 output with the baseline's own error and refuses one with a larger error."""
 import dataclasses
 
+import json
+
 import pytest
 import torch
 
@@ -199,6 +201,45 @@ def test_tune_configs_restrict_the_sweep_and_refuse_unknown_names():
     assert select_candidates(candidates, [0, 1, 2], "coop_128x256_2x1,pingpong_128x128_2x1") == [0, 2]
     with pytest.raises(ValueError, match=r"--configs: ovcoop_128x256 is not a program config.*coop_128x256_2x1"):
         select_candidates(candidates, [0, 1], "ovcoop_128x256")
+
+
+def test_tune_shortlist_keeps_the_candidates_near_today_and_the_best():
+    """--shortlist (a boost run's tune.json for the sustained run) times, per row, the candidates
+    within --slack of today's reading there and the best one; rows it lacks time every candidate;
+    a shortlist naming none of the op's candidates is an error, never an empty sweep."""
+    from coda.bench.tune import shortlisted
+    candidates = [("coop_128x256_2x1", "along_m", 1), ("pingpong_128x128_2x1", "along_n", 2),
+                  ("pingpong_128x192_2x1", "along_n", 4), ("ovcoop_128x256_2x1", "along_m", 8)]
+    previous = {"today": 1.00, "candidates": [
+        {"kernel": "coop along m swizzle 1", "x_matmul": 1.10},
+        {"kernel": "pingpong along n swizzle 2", "x_matmul": 1.02},
+        {"kernel": "pingpong_128x192 along n swizzle 4", "x_matmul": 0.97},
+        {"kernel": "ovcoop_128x256 along m swizzle 8", "x_matmul": None}]}
+    assert shortlisted([0, 1, 2, 3], candidates, previous, 0.03) == [1, 2]
+    assert shortlisted([0, 1, 2, 3], candidates, previous, 0.0) == [2]  # the best is always kept
+    assert shortlisted([0, 1, 3], candidates, previous, 0.03) == [1]   # only compiled ones
+    assert shortlisted([0, 1, 2, 3], candidates, None, 0.03) == [0, 1, 2, 3]
+    slow_today = {"today": None, "candidates": previous["candidates"]}
+    assert shortlisted([0, 1, 2, 3], candidates, slow_today, 0.03) == [2]
+    with pytest.raises(ValueError, match="--shortlist: its candidates .* are none of this build's"):
+        shortlisted([0, 3], candidates, previous, 0.03)
+
+
+def test_tune_shortlist_file_is_checked_before_any_gpu_work(tmp_path):
+    from coda.bench.tune import load_shortlist
+    candidates = [("coop_128x256_2x1", "along_m", 1), ("pingpong_128x128_2x1", "along_n", 2)]
+    good = {"rows": [{"name": "linear_rope", "shape": "8B", "M": 16384, "today_x_matmul": 1.0,
+                      "candidates": [{"kernel": "coop along m swizzle 1", "x_matmul": 1.01}]}]}
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    assert load_shortlist(tmp_path / "good.json", candidates)[("linear_rope", "8B", 16384)]["today"] == 1.0
+    assert load_shortlist(None, candidates) == {}
+    (tmp_path / "ops.json").write_text(json.dumps({"rows": [{"name": "linear_rope"}]}))
+    with pytest.raises(ValueError, match="--shortlist: .*ops.json is not a tune.json"):
+        load_shortlist(tmp_path / "ops.json", candidates)
+    good["rows"][0]["candidates"][0]["kernel"] = "pingpong_192x128 along n swizzle 1"
+    (tmp_path / "other.json").write_text(json.dumps(good))
+    with pytest.raises(ValueError, match="names kernels this build lacks: pingpong_192x128 along n swizzle 1"):
+        load_shortlist(tmp_path / "other.json", candidates)
 
 
 def test_token_counts_add_one_seeded_random_m():

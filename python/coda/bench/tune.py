@@ -63,8 +63,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="comma-separated program configs whose candidates the sweep times (e.g. "
                         "ovcoop_128x256_2x1; default: all): to ask whether one config beats today's "
                         "choice; a pick of another schedule is confirmed with every variant")
+    p.add_argument("--shortlist", type=Path, default=None, metavar="TUNE_JSON",
+                   help="another run's tune.json (the one as the GPU comes, for the sustained run): "
+                        "a row it has times only the candidates that read within --slack of today's "
+                        "choice there, and its best; rows it lacks time every candidate")
+    p.add_argument("--slack", type=float, default=0.03,
+                   help="--shortlist keeps candidates at most this much slower than today's choice")
     p.add_argument("--out", type=Path, default=Path("tune-out"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not 0 <= args.slack < 1:
+        p.error(f"--slack: must be in [0, 1); got {args.slack}")
+    return args
 
 
 def select_candidates(candidates: Sequence[tuple[str, str, int]], runnable: Sequence[int],
@@ -79,6 +88,53 @@ def select_candidates(candidates: Sequence[tuple[str, str, int]], runnable: Sequ
         raise ValueError(f"--configs: {', '.join(sorted(unknown))} is not a program config; the "
                          f"configs are {', '.join(sorted({c[0] for c in candidates}))}")
     return [i for i in runnable if candidates[i][0] in wanted]
+
+
+def load_shortlist(path: Path | None, candidates: Sequence[tuple[str, str, int]]) -> dict:
+    """{(op name, model, M): that row} from a tune.json (None: no shortlist). A file that is not a
+    tune run's output, or that names a kernel this build lacks (another build's run), is an
+    error here, before any GPU work."""
+    if path is None:
+        return {}
+    import json
+
+    try:
+        rows = json.loads(path.read_text())["rows"]
+        shortlist = {(r["name"], r["shape"], r["M"]): {"candidates": r["candidates"], "today": r["today_x_matmul"]}
+                     for r in rows}
+        named = {c["kernel"] for row in shortlist.values() for c in row["candidates"]}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"--shortlist: {path} is not a tune.json of python -m coda.bench tune "
+                         f"({type(error).__name__}: {error})") from error
+    unknown = named - {_describe(c) for c in candidates}
+    if unknown:
+        raise ValueError(f"--shortlist: {path} names kernels this build lacks: {', '.join(sorted(unknown))}")
+    return shortlist
+
+
+def shortlisted(runnable: Sequence[int], candidates: Sequence[tuple[str, str, int]],
+                previous: dict | None, slack: float) -> list[int]:
+    """The indices of `runnable` that the same row of another run (`previous`: its candidates'
+    × matmul and today's) read within `slack` of today's choice, and its best one (None: every
+    runnable one). For the sustained run after one as the GPU comes: scripts/both_states_picks.py
+    writes no kernel that loses more than 2 % to today's in either state, so one 3 % behind as the
+    GPU comes needs no sustained reading; in the 37th and 38th sessions' runs such a shortlist
+    kept 5–7 of 24–40 candidates a row and none of the dropped ones' sustained wins passed that
+    bound. (8B and Qwen3-8B share shapes: a kernel dropped for one model keeps the other's
+    readings.) A shortlist that names none of them is an error (another build's candidates)."""
+    if previous is None:
+        return list(runnable)
+    timed = [c for c in previous["candidates"] if c["x_matmul"] is not None]
+    if not timed:
+        return list(runnable)
+    keep = {min(timed, key=lambda c: c["x_matmul"])["kernel"]}
+    if previous["today"] is not None:
+        keep |= {c["kernel"] for c in timed if c["x_matmul"] <= (1 + slack) * previous["today"]}
+    kept = [i for i in runnable if _describe(candidates[i]) in keep]
+    if not kept:
+        raise ValueError(f"--shortlist: its candidates ({', '.join(sorted(keep))}) are none of this "
+                         "build's candidates for the op")
+    return kept
 
 
 def _has_key(name: str) -> bool:
@@ -110,6 +166,8 @@ def tune_case(case, model_name: str, m: int, args, watch: Stopwatch, device) -> 
 
     candidates = C.program_candidates()
     runnable = select_candidates(candidates, C.op_candidates(case.op_key), args.configs)
+    runnable = shortlisted(runnable, candidates, args.shortlist_rows.get((case.name, model_name, m)),
+                           args.slack)
     if not runnable:
         return None
     sets = _operand_sets(case, MODELS[model_name], m, device)
@@ -246,8 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from coda._native import C
 
-    try:  # a bad --configs fails before any GPU work
+    try:  # a bad --configs or --shortlist fails before any GPU work
         select_candidates(C.program_candidates(), [], args.configs)
+        args.shortlist_rows = load_shortlist(args.shortlist, C.program_candidates())
     except ValueError as error:
         print(f"coda.bench tune: {error}", file=sys.stderr)
         return 2
