@@ -140,9 +140,9 @@ case "$mode" in
     grep -E "within|rows written to" "$out/tune.log"
     kept=(tune tune.log)
     if [ -n "${TUNE_SUSTAINED:-}" ]; then
-      # shellcheck disable=SC2086
       # Only the candidates within 3 % of today's choice as the GPU came (and its best) are timed
       # again: both_states_picks.py writes none that loses more than 2 % in either state.
+      # shellcheck disable=SC2086
       (cd "$out" && PYTHONUNBUFFERED=1 python3 -m coda.bench tune --out "$out/tune_sustained" \
         --sustained "$TUNE_SUSTAINED" --shortlist "$out/tune/tune.json" ${TUNE_ARGS:-} \
         > "$out/tune_sustained.log" 2>&1)
