@@ -7,6 +7,7 @@ also printed per output element a thread (the epilogue unrolls over its tile: a 
 warp group's, a Cooperative tile two's).
 
     python3 scripts/sass_mix.py KERNEL [--top 30] [--nvcc nvcc] [--cuobjdump cuobjdump]
+    python3 scripts/sass_mix.py KERNEL --spills
     python3 scripts/sass_mix.py --list
 
 KERNEL: a name from scripts/instances.py's list (--list prints them), e.g.
@@ -16,7 +17,10 @@ nvidia-cuda-nvdisasm`, unzip both, and pass --cuobjdump and --nvdisasm (each whe
 nvidia/cu13/bin/). ~1 min a kernel on 2 cores.
 
 What it answers: how many instructions an epilogue node costs, before a GPU is at hand to time it
-(compare two versions of a program by running this on each). Static counts, not executed ones: a
+(compare two versions of a program by running this on each), and whether its kernel spills
+(ptxas's bytes of spill stores and loads, fused and plain; `--spills` prints only those and needs
+no disassembler). A spill beside a tile's accumulators is what sank the QK-norm programs on a
+192-row Pingpong tile (docs/design.md §10.3). Static counts, not executed ones: a
 branch-free epilogue unrolled over its tile executes each about once a tile, but the mainloop's
 and the scheduler's loops do not. Read it beside Nsight Compute's executed counts
 (docs/benchmarks.md §8), never as a timing.
@@ -35,15 +39,25 @@ import tempfile
 from instances import ROOT, accumulators_per_thread, epilogue_instances, epilogue_tu, instance_tu, instances
 
 INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z0-9_.]*)", re.M)
+SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
-def compile_and_count(source, work, stem, args):
+def compile_unit(source, work, stem, args):
+    """The unit's cubin, and ptxas's (spill store, spill load) bytes summed over its kernels."""
     unit, cubin = work / f"{stem}.cu", work / f"{stem}.cubin"
     unit.write_text(source)
-    subprocess.run([args.nvcc, "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr",
-                    "-gencode", "arch=compute_90a,code=sm_90a", "-cubin", f"-I{ROOT / 'include'}",
-                    f"-I{ROOT / 'kernels'}", f"-isystem={args.cutlass}", "-o", str(cubin), str(unit)],
-                   check=True)
+    run = subprocess.run([args.nvcc, "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr",
+                          "-gencode", "arch=compute_90a,code=sm_90a", "-cubin", "-Xptxas=-v",
+                          f"-I{ROOT / 'include'}", f"-I{ROOT / 'kernels'}", f"-isystem={args.cutlass}",
+                          "-o", str(cubin), str(unit)], capture_output=True, text=True)
+    if run.returncode:
+        sys.exit(f"sass_mix: nvcc failed on {stem}:\n{run.stderr.strip()}")
+    spills = [tuple(map(int, m)) for m in SPILLS.findall(run.stderr)]
+    return cubin, (sum(st for st, _ in spills), sum(ld for _, ld in spills))
+
+
+def count_instructions(cubin, stem, args):
+    """Opcode counts of the cubin's SASS (cuobjdump and nvdisasm)."""
     folder = str(pathlib.Path(args.nvdisasm).resolve().parent)  # cuobjdump runs nvdisasm from PATH
     env = dict(os.environ, PATH=folder + os.pathsep + os.environ.get("PATH", ""))
     run = subprocess.run([args.cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
@@ -61,6 +75,8 @@ def main():
     parser.add_argument("kernel", nargs="?")
     parser.add_argument("--list", action="store_true", help="print the kernel names and stop")
     parser.add_argument("--top", type=int, default=30, help="opcodes to print, largest difference first")
+    parser.add_argument("--spills", action="store_true",
+                        help="print ptxas's spill bytes of both kernels and stop (no disassembler)")
     parser.add_argument("--nvcc", default="nvcc")
     parser.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or "cuobjdump")
     parser.add_argument("--nvdisasm", help="default: beside cuobjdump, else on PATH")
@@ -81,8 +97,14 @@ def main():
     plain = next(k for k in instances() if k[1] == program.layout and k[2] == "bf16" and k[4] == config)
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
-        fused = compile_and_count(epilogue_tu([alone]), work, "fused", args)
-        base = compile_and_count(instance_tu([plain]), work, "plain", args)
+        fused_cubin, fused_spills = compile_unit(epilogue_tu([alone]), work, "fused", args)
+        base_cubin, base_spills = compile_unit(instance_tu([plain]), work, "plain", args)
+        print(f"spill stores / loads, bytes: {args.kernel} {fused_spills[0]} / {fused_spills[1]}; "
+              f"plain GEMM {plain[0]} {base_spills[0]} / {base_spills[1]}")
+        if args.spills:
+            return 0
+        fused = count_instructions(fused_cubin, "fused", args)
+        base = count_instructions(base_cubin, "plain", args)
     per = accumulators_per_thread(config)  # outputs a consumer thread holds for one tile
     print(f"{args.kernel}: {sum(fused.values())} instructions; plain GEMM {plain[0]}: "
           f"{sum(base.values())}; {per} outputs a thread a tile")
