@@ -42,6 +42,12 @@ INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T] )?([A-Z][A-Z
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
+def spill_bytes(ptxas_log):
+    """(spill store, spill load) bytes summed over the kernels of a `ptxas -v` log."""
+    spills = [tuple(map(int, m)) for m in SPILLS.findall(ptxas_log)]
+    return sum(st for st, _ in spills), sum(ld for _, ld in spills)
+
+
 def compile_unit(source, work, stem, args):
     """The unit's cubin, and ptxas's (spill store, spill load) bytes summed over its kernels."""
     unit, cubin = work / f"{stem}.cu", work / f"{stem}.cubin"
@@ -52,8 +58,7 @@ def compile_unit(source, work, stem, args):
                           "-o", str(cubin), str(unit)], capture_output=True, text=True)
     if run.returncode:
         sys.exit(f"sass_mix: nvcc failed on {stem}:\n{run.stderr.strip()}")
-    spills = [tuple(map(int, m)) for m in SPILLS.findall(run.stderr)]
-    return cubin, (sum(st for st, _ in spills), sum(ld for _, ld in spills))
+    return cubin, spill_bytes(run.stderr)
 
 
 def count_instructions(cubin, stem, args):
