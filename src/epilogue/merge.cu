@@ -92,14 +92,19 @@ std::int64_t partial_floats(AnyConfigTiling tiling, std::int64_t across, std::in
 }
 }  // namespace
 
+// Fixed by the config list: computed once, not on every op call that sizes a workspace.
 AnyConfigTiling per_row_partial_tiling_any_config() {
-  return any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_n; },
-                           [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; });
+  static const AnyConfigTiling tiling =
+      any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_n; },
+                        [](const gemm::EpilogueTileGeometry& t) { return t.tile_m; });
+  return tiling;
 }
 
 AnyConfigTiling per_col_partial_tiling_any_config() {
-  return any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_m; },
-                           [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; });
+  static const AnyConfigTiling tiling =
+      any_config_tiling([](const gemm::EpilogueTileGeometry& t) { return t.tile_m; },
+                        [](const gemm::EpilogueTileGeometry& t) { return t.tile_n; });
+  return tiling;
 }
 
 std::int64_t per_row_partial_floats_any_config(std::int64_t m, std::int64_t n) {
