@@ -372,7 +372,7 @@ Row measure_ce_fwd_bwd(const std::string& shape_name, int m, const Model& model,
   OperandSets f(fwd, 0), d(dgrad, 0), w(wgrad, 0);  // one set each: every operand is ≫ L2
   DeviceAlloc targets(std::size_t(m) * 4), loss(16), lse(std::size_t(m) * 4), zdz(std::size_t(m) * 4),
       dx(std::size_t(m) * h * 2), dw(std::size_t(v) * h * 4);
-  const std::size_t ws_bytes = ops::linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, h);
+  const std::size_t ws_bytes = ops::linear_cross_entropy_fwd_bwd_workspace_bytes(m, v);
   DeviceAlloc ws(ws_bytes);
   const double peak_extra_gib = double(ws_bytes) / double(1u << 30);
   const ops::CrossEntropyOptions ce;  // mean; targets all 0

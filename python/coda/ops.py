@@ -406,7 +406,7 @@ def linear_cross_entropy_fwd_bwd(x: Tensor, weight: Tensor, targets: Tensor, ign
     lse, zdz = _empty(x, m, dtype=torch.float32), _empty(x, m, dtype=torch.float32)
     dx = _empty(x, *x.shape)
     dw = _empty(x, *weight.shape, dtype=torch.float32)
-    ws = _workspace(x, C.linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, x.shape[1], 0))
+    ws = _workspace(x, C.linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, 0))
     C.linear_cross_entropy_fwd_bwd(view(loss), view(lse), view(dx), view(dw), False, view(zdz), view(None), view(x),
                                    view(weight), view(targets), ignore_index, reduction, z_loss, softcap,
                                    ws.data_ptr(), ws.numel(), stream(x))

@@ -17,7 +17,6 @@
 #include "coda/epilogue/program_launchers.hpp"
 #include "coda/gemm/choose_config.hpp"
 #include "coda/gemm/gemm.hpp"
-#include "coda/gemm/instance.hpp"
 #include "coda/status.hpp"
 #include "op_checks.hpp"
 #include "tuned_launch.hpp"
@@ -385,48 +384,6 @@ struct Shape {
   std::int64_t m, v, h;
 };
 
-// The dX GEMM of a chunk of `mc` rows runs the plain GEMM's own choice (or options.choice),
-// stream-K included: data-parallel, the chunk's few tiles (N = H) quantize badly — at H = 4096 a
-// 3456-row chunk is 432 tiles of 128 × 256, 3.3 waves of 132 SMs, its last wave a quarter full —
-// where stream-K spreads K = V over every SM. The logits GEMM (K = H, tens of thousands of tiles)
-// stays data-parallel.
-gemm::KernelChoice dx_choice(std::int64_t mc, std::int64_t v, std::int64_t h,
-                             const OpOptions& options) {
-  return options.choice ? *options.choice
-                        : gemm::choose_kernel(gemm::OperandLayout::kAkBn, DType::kBF16, int(mc),
-                                              int(h), int(v));
-}
-
-// The dX GEMMs' stream-K partials (0 when no chunk's choice is stream-K): one area after the rows'
-// arrays, reused by the chunks in stream order, as large as the largest chunk's needs.
-std::size_t dx_workspace_bytes(std::int64_t m, std::int64_t v, std::int64_t h, std::int64_t rows,
-                               const OpOptions& options, int device) {
-  std::size_t bytes = 0;
-  for (const std::int64_t mc : {rows, m % rows}) {
-    if (mc == 0) continue;
-    const gemm::KernelChoice choice = dx_choice(mc, v, h, options);
-    const gemm::GemmInstance* instance =
-        gemm::find_instance(gemm::OperandLayout::kAkBn, DType::kBF16, choice.config);
-    if (instance == nullptr)
-      throw Error(std::string("no ") + gemm::to_string(choice.config) +
-                  " kernel for the dX GEMM's operands is compiled in");
-    gemm::GemmProblem dx;  // the size needs the shape and the device, not the operands
-    dx.m = int(mc);
-    dx.n = int(h);
-    dx.k = int(v);
-    dx.layout = gemm::OperandLayout::kAkBn;
-    dx.device = device;
-    bytes = std::max(bytes, instance->workspace_bytes(dx, choice));
-  }
-  return bytes;
-}
-
-// Bytes before the dX GEMMs' partials: the chunk's bf16 logits, then the row losses, valid flags
-// and count (fp32); a multiple of 16 bytes.
-std::size_t rows_workspace_bytes(std::int64_t m, std::int64_t v, std::int64_t rows) {
-  return static_cast<std::size_t>(rows * round_up(v, 8) * 2 + (2 * round_up(m, 4) + 4) * 4);
-}
-
 // What the loss-only and the fwd+bwd ops both take.
 Shape check_inputs(const ArgCheck& check, const TensorView& loss, const TensorView& lse,
                    const TensorView& X, const TensorView& W, const TensorView& targets,
@@ -518,14 +475,10 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
 }
 
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
-                                                         std::int64_t h, std::int64_t asked_rows,
-                                                         const OpOptions& options) {
-  int device = 0;
-  const cudaError_t err = cudaGetDevice(&device);
-  require(err == cudaSuccess, "coda::ops::linear_cross_entropy_fwd_bwd_workspace_bytes",
-          std::string("current device query: ") + cudaGetErrorString(err));
+                                                         std::int64_t asked_rows) {
   const std::int64_t rows = chunk_rows(m, v, asked_rows);
-  return rows_workspace_bytes(m, v, rows) + dx_workspace_bytes(m, v, h, rows, options, device);
+  return static_cast<std::size_t>(rows * round_up(v, 8) * 2 +     // the chunk's logits, bf16
+                                  (2 * round_up(m, 4) + 4) * 4);  // row losses, valid, count
 }
 
 void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
@@ -550,23 +503,12 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   if (ce.chunk_rows < 0 || ce.chunk_rows % 128 != 0)
     check.fail("ce.chunk_rows: must be 0 (automatic) or a positive multiple of 128; got " +
                std::to_string(ce.chunk_rows));
-  const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
-  // The chunk GEMMs' kernels (options.choice among them) are checked here, host-only: a bad
-  // choice must fail before the first launch, not after the first chunk.
-  // The dX GEMMs' partials are sized by the current device's SM count: X's device must be it.
-  require_current_device(X.device, kFwdBwd, "X");
-  std::size_t dx_partials_bytes = 0;
-  try {
-    dx_partials_bytes = dx_workspace_bytes(m, v, h, rows, options, X.device);
-  } catch (const Error& e) {
-    check.fail(std::string("options.choice: for the chunk GEMMs, ") + e.what());
-  }
-  const std::size_t needed_bytes = rows_workspace_bytes(m, v, rows) + dx_partials_bytes;
-  detail::require_workspace(check, workspace, workspace_bytes, needed_bytes,
-                            "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, H, ce.chunk_rows, "
-                            "options) on X's device");
+  detail::require_workspace(check, workspace, workspace_bytes,
+                            linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                            "linear_cross_entropy_fwd_bwd_workspace_bytes(M, V, ce.chunk_rows)");
 
-  // The logits GEMM data-parallel: it has tens of thousands of tiles and no partials area.
+  const std::int64_t rows = chunk_rows(m, v, ce.chunk_rows), ld = round_up(v, 8);
+  // Data-parallel kernels: no stream-K workspace to share between the chunk's GEMMs.
   auto data_parallel = [&](gemm::OperandLayout layout, std::int64_t gm, std::int64_t gn,
                            std::int64_t gk) {
     gemm::GemmOptions o;
@@ -583,14 +525,6 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   float* row_losses = reinterpret_cast<float*>(logits + rows * ld);
   float* valid = row_losses + round_up(m, 4);
   float* count = valid + round_up(m, 4);
-  void* dx_partials = static_cast<char*>(workspace) + rows_workspace_bytes(m, v, rows);
-  auto dx_options = [&](std::int64_t mc) {
-    gemm::GemmOptions o;
-    o.choice = dx_choice(mc, v, h, options);
-    o.workspace = dx_partials_bytes > 0 ? dx_partials : nullptr;
-    o.workspace_bytes = dx_partials_bytes;
-    return o;
-  };
   const bool reduce = ce.reduction != Reduction::kNone;
   const bool int64_targets = targets.dtype == DType::kI64;
   const std::size_t target_bytes = int64_targets ? 8 : 4;
@@ -610,12 +544,15 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
   const gemm::KernelChoice wgrad{gemm::TileConfig::kCoop128x256Cluster2x1};
   gemm::GemmOptions wgrad_store;
   wgrad_store.choice = wgrad;
+  // The chunk GEMMs' kernels (options.choice among them) are checked here, host-only: a bad
+  // choice must fail before the first launch, not after the first chunk.
   const std::int64_t mc0 = std::min(rows, m);
   const TensorView logits0 = TensorView::matrix(workspace, DType::kBF16, mc0, v, ld, X.device);
   try {
     gemm::workspace_bytes(logits0, row_view(X, 0, mc0), W,
                           data_parallel(gemm::OperandLayout::kAkBk, mc0, v, h));
-    gemm::workspace_bytes(row_view(grads.dX, 0, mc0), logits0, w_n_major, dx_options(mc0));
+    gemm::workspace_bytes(row_view(grads.dX, 0, mc0), logits0, w_n_major,
+                          data_parallel(gemm::OperandLayout::kAkBn, mc0, h, v));
     gemm::workspace_bytes(grads.dW, dlogits_t(logits0), x_t(row_view(X, 0, mc0)), wgrad_store);
   } catch (const Error& e) {
     check.fail(std::string("options.choice: for the chunk GEMMs, ") + e.what());
@@ -628,7 +565,8 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
        {"grads.dW", grads.dW},
        {"grads.zdz", grads.zdz},
        {"workspace",
-        workspace_view(workspace, needed_bytes, X.device)}},
+        workspace_view(workspace, linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, ce.chunk_rows),
+                       X.device)}},
       {{"X", X}, {"W", W}, {"targets", targets}, {"grads.alpha", grads.alpha}});
   const DeviceChecksDone checked;  // validate once: the chunk GEMMs skip their pointer queries
   validate_targets(check, targets, m, v, ce, workspace, stream, kFwdBwd);
@@ -669,7 +607,8 @@ void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
       cross_entropy_rows<false><<<blocks, kRowThreads, 0, stream>>>(logits, ld, int(v), int(mc), a);
     check_launch("row kernel launch", kFwdBwd);
     // 3. dX rows = dlogits · W.
-    gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major, dx_options(mc), stream);
+    gemm::gemm(row_view(grads.dX, r0, mc), logits_c, w_n_major,
+               data_parallel(gemm::OperandLayout::kAkBn, mc, h, v), stream);
     // 4. dW += dlogitsᵀ · X_c (fp32, TMA reduce-add; chunks in order: deterministic). Unless dW
     // accumulates, the first chunk stores it: no memset, and no read of the zeros it wrote
     // (2 × V·H·4 bytes less traffic, 4.2 GB at 8B widths).

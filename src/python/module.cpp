@@ -174,9 +174,7 @@ NB_MODULE(_C, m) {
   m.def("qknorm_rope_bwd_workspace_bytes", &qknorm_rope_bwd_workspace_bytes);
   m.def("linear_cross_entropy_workspace_bytes", &linear_cross_entropy_workspace_bytes);
   m.def("linear_cross_entropy_fwd_bwd_workspace_bytes",
-        [](std::int64_t m, std::int64_t v, std::int64_t h, std::int64_t chunk_rows) {
-          return linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, h, chunk_rows);
-        });
+        &linear_cross_entropy_fwd_bwd_workspace_bytes);
   m.def("gate_up_interleave_rows", &gate_up_interleave_rows);
   m.def("rope_interleave_rows", &rope_interleave_rows);
   m.def("rope_frequencies",

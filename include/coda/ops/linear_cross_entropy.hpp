@@ -71,12 +71,8 @@ struct CrossEntropyGrads {
   TensorView alpha;            // [1] fp32 device scalar (sum/mean) or [M] (none), or empty: 1
 };
 
-// The workspace: the chunk's logits (chunk_rows × V bf16), the rows' losses, and, where the
-// chunk's dX GEMM runs stream-K (the plain GEMM's choice for dlogits · W, or options.choice), its
-// partials, sized for the current CUDA device (the op's X must be on it).
 std::size_t linear_cross_entropy_fwd_bwd_workspace_bytes(std::int64_t m, std::int64_t v,
-                                                         std::int64_t h, std::int64_t chunk_rows = 0,
-                                                         const OpOptions& options = {});
+                                                         std::int64_t chunk_rows = 0);
 
 void linear_cross_entropy_fwd_bwd(const TensorView& loss, const TensorView& lse,
                                   const CrossEntropyGrads& grads, const TensorView& X,

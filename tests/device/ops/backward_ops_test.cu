@@ -520,15 +520,11 @@ TEST(BackwardOps, CrossEntropyForwardBackwardAgainstStandard) {
     ce.z_loss = c.z_loss;
     ce.softcap = c.softcap;
     ce.chunk_rows = c.chunk;
+    const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(c.m, c.vocab, c.chunk);
     const TensorView t_view = vector_view(d_targets, c.m, c.int64 ? DType::kI64 : DType::kI32);
     auto to_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    // The op's own choice runs the dX GEMMs stream-K at these shapes (a few tiles, K = V: the
-    // plain GEMM's choice, `coda-bench choose`), its partials in the workspace; forced configs
-    // run them data-parallel.
     for (const OpOptions& options : kernel_choices(OpKey::kLinearCrossEntropy, c.m)) {
       SCOPED_TRACE(describe_choice(options));
-      const std::size_t ws_bytes =
-          linear_cross_entropy_fwd_bwd_workspace_bytes(c.m, c.vocab, c.hidden, c.chunk, options);
       DeviceMatrix dx = output(c.m, c.hidden);
       DeviceBuffer loss(c.m * 4), lse(c.m * 4), zdz(c.m * 4), dw(std::size_t(c.vocab) * c.hidden * 4),
           ws(ws_bytes);

@@ -677,7 +677,7 @@ Op linear_cross_entropy_fwd_bwd_op(Arena& arena) {
                 .zero()
                 .vector("grads.alpha", 1, kF32, false, false)
                 .optional()
-                .workspace(linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kV, kK))
+                .workspace(linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kV))
                 .done();
   op.uses = kCe | kWorkspace;
   op.call = [](Args& a) {

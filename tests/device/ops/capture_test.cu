@@ -443,7 +443,7 @@ Launch cross_entropy_fwd_bwd(OpBuffers& b, const Choice& choice, bool accumulate
   g.alpha = accumulate ? b.uniform_f32(kM, -1.0f, 2.0f)
                        : b.host_vector(std::vector<float>{0.5f}, DType::kF32);
   const std::size_t bytes =
-      linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kVocab, kK, a.ce.chunk_rows, OpOptions{choice});
+      linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kVocab, a.ce.chunk_rows);
   void* ws = b.workspace(bytes);
   const OpOptions o{choice};
   return [=](cudaStream_t s) {

@@ -541,7 +541,7 @@ OpCase cross_entropy_fwd_bwd_case(std::mt19937_64& rng, Reduction reduction) {
     CrossEntropyOptions ce;
     ce.reduction = reduction;
     ce.chunk_rows = 128;
-    const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kVocab, kK, 128);
+    const std::size_t ws_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(kM, kVocab, 128);
     const DeviceBuffer ws(ws_bytes);
     const CrossEntropyGrads grads{dx.view(),
                                   TensorView::matrix(dw.get(), DType::kF32, kVocab, kK),

@@ -146,9 +146,7 @@ TEST(OpsValidation, CrossEntropy) {
   ce.reduction = Reduction::kMean;
   const auto dX = bf16(0x70000, 64, 128);
   const auto dW = TensorView::matrix(reinterpret_cast<void*>(0x80000), DType::kF32, 1000, 128);
-  // Every rejection below comes before the workspace check (its size is a query of the current
-  // device: the dX GEMM's stream-K partials), so any size does.
-  const std::size_t fb_bytes = std::size_t(1) << 30;
+  const std::size_t fb_bytes = linear_cross_entropy_fwd_bwd_workspace_bytes(64, 1000);
   CrossEntropyGrads g{dX, bf16(0x80000, 1000, 128)};
   EXPECT_EQ(error_of([&] { linear_cross_entropy_fwd_bwd(scalar, lse, g, X, W, t32, ce, ws, fb_bytes); }),
             "coda::ops::linear_cross_entropy_fwd_bwd: grads.dW: dtype must be f32; got bf16");
