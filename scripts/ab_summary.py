@@ -11,8 +11,14 @@ o1 n1 n2 o2 so that a drift in the GPU's clock cancels (docs/benchmarks.md §5.1
 only where both wheels checked their outputs. The spread is the larger of the two pairs' own
 relative differences: a new ÷ old within it is noise (the A/A of identical kernels in the same
 order read 0.98–1.02 on an H100, thirty-eighth session).
+
+Rows whose kernel is the same under both wheels are the run's controls: per clock state and model,
+their geometric mean new ÷ old is what the GPU drifted between the passes (the fortieth session's
+8B RoPE control read 0.938 in one), and each changed row's new ÷ old is also printed divided by it
+(`÷ controls`; "—" where that state and model have no control, "control" on the controls).
 """
 import json
+import math
 import pathlib
 import re
 import statistics
@@ -48,6 +54,17 @@ def verdict(old: list, new: list) -> dict | None:
             "kernels": (old[0].get("kernel") or "—", new[0].get("kernel") or "—")}
 
 
+def control_drift(verdicts: dict) -> dict:
+    """{(state, model): geometric mean new ÷ old of the rows whose kernel did not change} (a row
+    with no kernel name, "—", is not known unchanged and is no control)."""
+    ratios: dict = {}
+    for (state, _, shape, _), v in verdicts.items():
+        old_k, new_k = v["kernels"]
+        if old_k == new_k and old_k != "—":
+            ratios.setdefault((state, shape), []).append(v["ratio"])
+    return {key: math.exp(statistics.mean(math.log(r) for r in rs)) for key, rs in ratios.items()}
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
@@ -56,16 +73,23 @@ def main(argv: list[str]) -> int:
     if not table:
         print(f"no STATE_PASS folders with ops.json under {argv[0]}", file=sys.stderr)
         return 1
-    print("| state | op | model | M | new ÷ old time | pairs' spread | × matmul old → new | kernel old → new |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for (state, name, shape, m), sides in sorted(table.items()):
-        v = verdict(sides["o"], sides["n"])
+    verdicts = {key: verdict(sides["o"], sides["n"]) for key, sides in sorted(table.items())}
+    drift = control_drift({k: v for k, v in verdicts.items() if v is not None})
+    print("| state | op | model | M | new ÷ old time | pairs' spread | ÷ controls | × matmul old → new "
+          "| kernel old → new |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (state, name, shape, m), v in verdicts.items():
         if v is None:
-            print(f"| {state} | {name} | {shape} | {m} | — (a pass is missing or failed its check) | | | |")
+            print(f"| {state} | {name} | {shape} | {m} | — (a pass is missing or failed its check) | | | | |")
             continue
         old_k, new_k = v["kernels"]
         kernels = old_k if old_k == new_k else f"{old_k} → {new_k}"
-        print(f"| {state} | {name} | {shape} | {m} | {v['ratio']:.3f} | {v['spread']:.3f} "
+        control = drift.get((state, shape))
+        if old_k == new_k and old_k != "—":
+            versus = "control"
+        else:
+            versus = f"{v['ratio'] / control:.3f}" if control else "—"
+        print(f"| {state} | {name} | {shape} | {m} | {v['ratio']:.3f} | {v['spread']:.3f} | {versus} "
               f"| {v['old_x']:.3f} → {v['new_x']:.3f} | {kernels} |")
     return 0
 

@@ -3,7 +3,8 @@
 nvidia-smi, pip and the op benchmark (the benchmark's stand-in writes an ops.json whose time
 depends on the wheel installed), and the summary reads the passes back: new ÷ old time, the
 pairs' spread, × matmul and the kernels, per clock state and row; a row whose check failed on
-either side gets no verdict."""
+either side gets no verdict; rows whose kernel did not change are the controls the others are
+divided by."""
 import json
 import os
 import pathlib
@@ -49,7 +50,8 @@ def test_wheel_ab_runs_old_new_new_old_in_both_states_and_summarises(tmp_path):
     assert passes == sorted(f"{s}_{p}_8B" for s in ("boost", "sustained") for p in ("o1", "n1", "n2", "o2"))
     summary = (tmp_path / "out" / "ab" / "summary.md").read_text()
     for state in ("boost", "sustained"):
-        assert f"| {state} | linear_rope | 8B | 16384 | 0.900 | 0.000 | 1.000 → 0.900 | old_kernel → new_kernel |" in summary
+        assert (f"| {state} | linear_rope | 8B | 16384 | 0.900 | 0.000 | — | 1.000 → 0.900 "
+                "| old_kernel → new_kernel |") in summary
 
 
 def row(ms, passed=True, kernel="k"):
@@ -77,3 +79,23 @@ def test_folders_are_read_by_state_and_side_and_others_ignored(tmp_path):
     assert set(table) == {("boost", "linear_rope", "1B", 5958), ("sustained", "linear_rope", "1B", 5958)}
     assert [r["coda_ms"] for r in table[("boost", "linear_rope", "1B", 5958)]["n"]] == [0.9]
     assert table[("sustained", "linear_rope", "1B", 5958)]["n"] == []
+
+
+def test_changed_rows_are_divided_by_the_unchanged_rows_of_their_state_and_model(tmp_path, capsys):
+    def ops(name, shape, ms, kernel):
+        return {"name": name, "shape": shape, "M": 10700, "coda_ms": ms, "kernel": kernel,
+                "check_passed": True, "ratios": {"coda/torch_matmul": 1.0}}
+    passes = {  # the 8B control ran 0.9 x as fast under the new wheel: the GPU drifted
+        "boost_o1_8B": [ops("linear_rope", "8B", 1.0, "a"), ops("linear_swiglu_bwd", "8B", 2.0, "a")],
+        "boost_n1_8B": [ops("linear_rope", "8B", 0.9, "a"), ops("linear_swiglu_bwd", "8B", 1.8, "b")],
+        "boost_o1_1B": [ops("linear_swiglu_bwd", "1B", 1.0, "a")],
+        "boost_n1_1B": [ops("linear_swiglu_bwd", "1B", 0.8, "b")],
+    }
+    for name, rows in passes.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ops.json").write_text(json.dumps({"rows": rows}))
+    assert ab_summary.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| boost | linear_rope | 8B | 10700 | 0.900 | 0.000 | control |" in out
+    assert "| boost | linear_swiglu_bwd | 8B | 10700 | 0.900 | 0.000 | 1.000 |" in out  # all drift
+    assert "| boost | linear_swiglu_bwd | 1B | 10700 | 0.800 | 0.000 | — |" in out  # no 1B control
