@@ -136,6 +136,17 @@ def test_tune_sweep_scores_todays_choice_against_the_best():
     assert args.tokens == "4096,8192" and args.random_tokens
 
 
+def test_tune_says_a_min_gain_of_one_is_a_sweep(capsys):
+    """--min-gain is a fraction: 1 (the sweeps' flag) asks a 100 % gain, so the run confirms and
+    writes nothing; the tuner says so before any GPU work, and says nothing at the default."""
+    from coda.bench.tune import parse_args
+
+    assert parse_args(["--min-gain", "1"]).min_gain == 1
+    assert "is a sweep: no pick can be 100% faster" in capsys.readouterr().err
+    assert parse_args([]).min_gain == 0.02
+    assert capsys.readouterr().err == ""
+
+
 def test_tune_writes_a_row_only_when_the_head_to_head_confirms(monkeypatch):
     """The winner's curse: the least of many noisy candidates reads faster than it is, so the
     tuner re-times the pick against today's choice alone and writes the row only where that

@@ -54,7 +54,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--min-gain", type=float, default=0.02,
-                   help="write a row only where the pick is this much faster than today's choice")
+                   help="write a row only where the pick is this much faster than today's choice "
+                        "(a fraction: 0.02 is 2 %%; 1 or more confirms and writes nothing, a sweep)")
     p.add_argument("--confirm-rounds", type=int, default=10,
                    help="rounds of the head-to-head pick vs today's choice that must confirm the gain")
     p.add_argument("--within", type=float, default=0.92,
@@ -73,6 +74,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not 0 <= args.slack < 1:
         p.error(f"--slack: must be in [0, 1); got {args.slack}")
+    if args.min_gain >= 1:  # the fortieth session took the sweep's flag for a tuning run
+        print(f"coda.bench tune: --min-gain {args.min_gain:g} is a sweep: no pick can be "
+              f"{args.min_gain:.0%} faster, so nothing is confirmed or written", file=sys.stderr)
     return args
 
 
