@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from typing import Optional
 
 import torch
@@ -76,6 +77,23 @@ def forced_kernel(op: str, candidate: int):
     finally:
         C.force_op_choice(op, -1)
         _producer_layout.cache_clear()
+
+
+_forced_gemm = threading.local()
+
+
+@contextlib.contextmanager
+def forced_gemm_kernel(config: str, raster: str = "heuristic", swizzle: int = 1):
+    """For a benchmark (python -m coda.bench ops --gemm-kernel): inside, coda.ops.linear on this
+    thread runs the plain-GEMM kernel `config` (a tile config as the kernel tables name it, e.g.
+    "coop_256x128_1x2"), raster "along_m", "along_n" or "heuristic", and `swizzle`, instead of its
+    table's choice. A kernel that is not compiled in, or a bad name, raises ValueError."""
+    before = getattr(_forced_gemm, "choice", None)
+    _forced_gemm.choice = (str(config), str(raster), int(swizzle))
+    try:
+        yield
+    finally:
+        _forced_gemm.choice = before
 
 
 # The 1-D arguments, by name; every other tensor argument is a matrix.
@@ -152,8 +170,9 @@ def linear(a: Tensor, weight: Tensor) -> Tensor:
         raise ValueError(f"coda.linear: a and weight must be row-major (unit column stride), the forward "
                          f"layout; got strides {a.stride()} and {weight.stride()}")
     d = _empty(a, a.shape[0], weight.shape[0])
-    ws = _workspace(a, C.gemm_workspace_bytes(view(d), view(a), view(weight)))
-    C.gemm(view(d), view(a), view(weight), ws.data_ptr(), ws.numel(), stream(a))
+    choice = getattr(_forced_gemm, "choice", None) or ("", "heuristic", 1)
+    ws = _workspace(a, C.gemm_workspace_bytes(view(d), view(a), view(weight), *choice))
+    C.gemm(view(d), view(a), view(weight), ws.data_ptr(), ws.numel(), stream(a), *choice)
     return d
 
 

@@ -99,6 +99,33 @@ OpKey op_key_named(const std::string& op) {
   return *key;
 }
 
+// A plain-GEMM kernel by name, for a benchmark that forces one (coda.ops.forced_gemm_kernel):
+// config as coda::gemm::to_string names it ("coop_256x128_1x2"; "" for the table's choice),
+// raster "along_m", "along_n" or "heuristic", swizzle 1, 2, 4 or 8 (checked by gemm()).
+std::optional<coda::gemm::KernelChoice> gemm_choice_named(const std::string& config,
+                                                          const std::string& raster, int swizzle) {
+  using coda::gemm::RasterOrder;
+  using coda::gemm::TileConfig;
+  if (config.empty()) return std::nullopt;
+  coda::gemm::KernelChoice choice;
+  std::string configs;
+  bool found = false;
+  for (int c = 0; c < coda::gemm::kNumTileConfigs && !found; ++c) {
+    const std::string name = coda::gemm::to_string(TileConfig(c));
+    configs += (c ? ", " : "") + name;
+    if (name == config) choice.config = TileConfig(c), found = true;
+  }
+  if (!found)
+    throw coda::Error("config: '" + config + "' is not a tile config (" + configs + ", ...)");
+  found = false;
+  for (RasterOrder r : {RasterOrder::kHeuristic, RasterOrder::kAlongM, RasterOrder::kAlongN})
+    if (raster == coda::gemm::to_string(r)) choice.raster = r, found = true;
+  if (!found)
+    throw coda::Error("raster: '" + raster + "' is not along_m, along_n or heuristic");
+  choice.swizzle = swizzle;
+  return choice;
+}
+
 const coda::gemm::KernelChoice& candidate_at(int i) {
   const auto& all = program_candidates();
   if (i < 0 || std::size_t(i) >= all.size())
@@ -186,16 +213,31 @@ NB_MODULE(_C, m) {
         });
 
   // --- the plain GEMM (coda/gemm/gemm.hpp): D = A·Wᵀ with no epilogue, the fused ops' yardstick --
-  m.def("gemm_workspace_bytes", [](const TensorView& D, const TensorView& A, const TensorView& W) {
-    return coda::gemm::workspace_bytes(D, A, W);
-  });
-  m.def("gemm", [](const TensorView& D, const TensorView& A, const TensorView& W,
-                   std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream) {
-    coda::gemm::GemmOptions options;
-    options.workspace = reinterpret_cast<void*>(workspace);
-    options.workspace_bytes = workspace_bytes;
-    coda::gemm::gemm(D, A, W, options, as_stream(stream));
-  });
+  // config/raster/swizzle: a kernel forced by name (gemm_choice_named); config "" is the table's.
+  m.def(
+      "gemm_workspace_bytes",
+      [](const TensorView& D, const TensorView& A, const TensorView& W, const std::string& config,
+         const std::string& raster, int swizzle) {
+        coda::gemm::GemmOptions options;
+        options.choice = gemm_choice_named(config, raster, swizzle);
+        return coda::gemm::workspace_bytes(D, A, W, options);
+      },
+      nb::arg("D"), nb::arg("A"), nb::arg("W"), nb::arg("config") = "",
+      nb::arg("raster") = "heuristic", nb::arg("swizzle") = 1);
+  m.def(
+      "gemm",
+      [](const TensorView& D, const TensorView& A, const TensorView& W, std::uintptr_t workspace,
+         std::size_t workspace_bytes, std::uintptr_t stream, const std::string& config,
+         const std::string& raster, int swizzle) {
+        coda::gemm::GemmOptions options;
+        options.choice = gemm_choice_named(config, raster, swizzle);
+        options.workspace = reinterpret_cast<void*>(workspace);
+        options.workspace_bytes = workspace_bytes;
+        coda::gemm::gemm(D, A, W, options, as_stream(stream));
+      },
+      nb::arg("D"), nb::arg("A"), nb::arg("W"), nb::arg("workspace"), nb::arg("workspace_bytes"),
+      nb::arg("stream"), nb::arg("config") = "", nb::arg("raster") = "heuristic",
+      nb::arg("swizzle") = 1);
 
   // --- forward ops ---------------------------------------------------------------------------
   m.def("rms_norm_stats", [](const TensorView& H, const TensorView& stats, const TensorView& X,

@@ -290,3 +290,32 @@ def test_a_run_record_keeps_every_finished_row_on_disk(tmp_path):
     record.finish()
     assert json.loads(path.read_text())["complete"] is True
     assert [p.name for p in path.parent.iterdir()] == ["ops.json"]  # no temporary file left
+
+
+def test_ops_gemm_kernel_flag_names_a_plain_gemm_kernel(capsys):
+    """--gemm-kernel CONFIG[,RASTER,SWIZZLE]: the coda_gemm variant's forced kernel, checked before
+    any GPU work (a bad raster or swizzle, or a wrong count of fields, exits with a message)."""
+    from coda.bench.ops import parse_args
+
+    assert parse_args([]).gemm_kernel_choice is None
+    assert parse_args(["--gemm-kernel", "coop_256x128_1x2"]).gemm_kernel_choice == (
+        "coop_256x128_1x2", "heuristic", 1)
+    assert parse_args(["--gemm-kernel", "coop_256x128_1x2,along_n,2"]).gemm_kernel_choice == (
+        "coop_256x128_1x2", "along_n", 2)
+    for bad in ("coop_256x128_1x2,along_n", "coop_256x128_1x2,sideways,2", "coop_256x128_1x2,along_m,3", ","):
+        with pytest.raises(SystemExit):
+            parse_args(["--gemm-kernel", bad])
+        assert "--gemm-kernel" in capsys.readouterr().err
+
+
+def test_a_forced_gemm_kernel_is_checked_by_name_before_the_gemm():
+    """The native plain GEMM takes a kernel by name (coda.ops.forced_gemm_kernel); an unknown
+    config or raster is refused by name before anything reaches the GPU."""
+    import torch
+    from coda._native import C, view
+
+    d, a, w = (torch.zeros(64, 64, dtype=torch.bfloat16) for _ in range(3))
+    with pytest.raises(ValueError, match="config: 'coop_999x1' is not a tile config .*coop_256x128_1x2"):
+        C.gemm_workspace_bytes(view(d), view(a), view(w), "coop_999x1", "heuristic", 1)
+    with pytest.raises(ValueError, match="raster: 'sideways' is not along_m, along_n or heuristic"):
+        C.gemm_workspace_bytes(view(d), view(a), view(w), "coop_256x128_1x2", "sideways", 1)

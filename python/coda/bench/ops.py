@@ -6,7 +6,8 @@ variant, enough of them to overflow the L2), in interleaved rounds (timing.py):
   coda          the fused op through the Python package
   torch_matmul  PyTorch's GEMM of the op's shape (cuBLAS): the speed of light of a fused op
   coda_gemm     CODA's plain GEMM of that shape (the same mainloop without the epilogue;
-                forward-layout ops only)
+                forward-layout ops only; --gemm-kernel forces its kernel, to time a plain-GEMM
+                config against matmul in the op benchmark's harness and clock state)
   eager         the stock PyTorch computation of the same outputs from the same inputs
   compile       torch.compile of it (dynamic shapes, default mode)
   torch_gemms   where an op is held to several GEMMs (CE forward+backward: its three), those
@@ -63,8 +64,23 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--gemm-kernel", default=None, metavar="CONFIG[,RASTER,SWIZZLE]",
+                   help="the coda_gemm variant runs this plain-GEMM kernel instead of its table's choice "
+                        "(e.g. coop_256x128_1x2,along_n,2; raster along_m, along_n or heuristic, "
+                        "default heuristic, swizzle 1)")
     p.add_argument("--out", type=Path, default=Path("bench-out"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.gemm_kernel_choice = None
+    if args.gemm_kernel is not None:
+        parts = args.gemm_kernel.split(",")
+        if len(parts) not in (1, 3) or not parts[0]:
+            p.error(f"--gemm-kernel: CONFIG or CONFIG,RASTER,SWIZZLE; got {args.gemm_kernel!r}")
+        config, raster, swizzle = (parts + ["heuristic", "1"])[:3] if len(parts) == 1 else parts
+        if raster not in ("along_m", "along_n", "heuristic") or swizzle not in ("1", "2", "4", "8"):
+            p.error(f"--gemm-kernel: raster along_m, along_n or heuristic and swizzle 1, 2, 4 or 8; "
+                    f"got {args.gemm_kernel!r}")
+        args.gemm_kernel_choice = (config, raster, int(swizzle))
+    return args
 
 
 def _sample_rows(m: int, device) -> torch.Tensor:
@@ -152,7 +168,14 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     steps = {"coda": _rotating(sets, case.coda), "torch_matmul": matmul_step(case, gemm_ab),
              **stock_steps(case, inputs, compiled_stock)}
     if not case.dgrad:
-        steps["coda_gemm"] = _rotating(gemm_ab, lambda p: ops.linear(*p))
+        forced = getattr(args, "gemm_kernel_choice", None)
+
+        def coda_gemm(p):
+            if forced is None:
+                return ops.linear(*p)
+            with ops.forced_gemm_kernel(*forced):
+                return ops.linear(*p)
+        steps["coda_gemm"] = _rotating(gemm_ab, coda_gemm)
     if case.gemms is not None:
         steps["torch_gemms"] = _rotating(sets, case.gemms)
     wanted = set(args.variants.split(",")) | {"coda", "torch_matmul"}
@@ -161,7 +184,8 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
                                 heat=args.heater, clocks=args.clocks)
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
-           "coda_ms": times["coda"], "kernel": kernel_ran(case), "baseline": {v: times[v] for v in VARIANTS[1:]},
+           "coda_ms": times["coda"], "kernel": kernel_ran(case),
+           "gemm_kernel": getattr(args, "gemm_kernel", None), "baseline": {v: times[v] for v in VARIANTS[1:]},
            "ratios": ratios(result.round_medians_ms, result.errors),
            "rounds_ms": result.round_medians_ms, **result.clock_record(), "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
