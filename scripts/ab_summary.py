@@ -54,13 +54,17 @@ def verdict(old: list, new: list) -> dict | None:
             "kernels": (old[0].get("kernel") or "—", new[0].get("kernel") or "—")}
 
 
+def is_control(v: dict) -> bool:
+    """A row whose kernel did not change (one with no kernel name, "—", is not known unchanged)."""
+    old_k, new_k = v["kernels"]
+    return old_k == new_k and old_k != "—"
+
+
 def control_drift(verdicts: dict) -> dict:
-    """{(state, model): geometric mean new ÷ old of the rows whose kernel did not change} (a row
-    with no kernel name, "—", is not known unchanged and is no control)."""
+    """{(state, model): geometric mean new ÷ old of the controls (is_control)}."""
     ratios: dict = {}
     for (state, _, shape, _), v in verdicts.items():
-        old_k, new_k = v["kernels"]
-        if old_k == new_k and old_k != "—":
+        if is_control(v):
             ratios.setdefault((state, shape), []).append(v["ratio"])
     return {key: math.exp(statistics.mean(math.log(r) for r in rs)) for key, rs in ratios.items()}
 
@@ -85,7 +89,7 @@ def main(argv: list[str]) -> int:
         old_k, new_k = v["kernels"]
         kernels = old_k if old_k == new_k else f"{old_k} → {new_k}"
         control = drift.get((state, shape))
-        if old_k == new_k and old_k != "—":
+        if is_control(v):
             versus = "control"
         else:
             versus = f"{v['ratio'] / control:.3f}" if control else "—"

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "coda/gemm/config_names.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/op_key.hpp"
 
@@ -180,8 +181,7 @@ std::int64_t int_field(const Json& object, const char* key, std::int64_t lo, std
 template <class Enum, std::size_t N>
 Enum enum_field(const Json& object, const char* key, const Enum (&allowed)[N]) {
   const std::string& name = text_field(object, key);
-  for (Enum e : allowed)
-    if (name == gemm::to_string(e)) return e;
+  if (const std::optional<Enum> e = gemm::named(name, allowed)) return *e;
   throw Malformed{std::string("unknown ") + key + " \"" + name + "\""};
 }
 
@@ -240,9 +240,6 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
       throw Malformed{"written for " + describe(file.identity) + ", not " + describe(expect)};
     const Json& winners = field(doc, "winners");
     if (winners.kind != Json::kArray) throw Malformed{"\"winners\" is not an array"};
-    constexpr gemm::RasterOrder kRasters[] = {gemm::RasterOrder::kHeuristic,
-                                              gemm::RasterOrder::kAlongM,
-                                              gemm::RasterOrder::kAlongN};
     constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
     for (std::size_t i = 0; i < winners.items.size(); ++i) {
       const Json& w = winners.items[i];
@@ -257,7 +254,7 @@ std::optional<TuneFile> parse_tune_file(const std::string& text, const TuneIdent
         winner.choice.config = enum_field(w, "config", epilogue::kProgramConfigs);
         if (!epilogue::has_program_instance(*op_key_from_name(key.op), winner.choice.config))
           throw Malformed{key.op + " is not compiled for " + gemm::to_string(winner.choice.config)};
-        winner.choice.raster = enum_field(w, "raster", kRasters);
+        winner.choice.raster = enum_field(w, "raster", gemm::kRasterOrders);
         winner.choice.swizzle = int(int_field(w, "swizzle", 1, 8));
         if (winner.choice.swizzle & (winner.choice.swizzle - 1))
           throw Malformed{"swizzle " + std::to_string(winner.choice.swizzle) + " is not 1, 2, 4 or 8"};

@@ -16,6 +16,7 @@
 #include <optional>
 #include <tuple>
 
+#include "coda/gemm/config_names.hpp"
 #include "coda/gemm/gemm.hpp"
 #include "coda/ops/autotune.hpp"
 #include "coda/ops/linear_bias_gelu.hpp"
@@ -104,26 +105,18 @@ OpKey op_key_named(const std::string& op) {
 // raster "along_m", "along_n" or "heuristic", swizzle 1, 2, 4 or 8 (checked by gemm()).
 std::optional<coda::gemm::KernelChoice> gemm_choice_named(const std::string& config,
                                                           const std::string& raster, int swizzle) {
-  using coda::gemm::RasterOrder;
-  using coda::gemm::TileConfig;
   if (config.empty()) return std::nullopt;
-  coda::gemm::KernelChoice choice;
-  std::string configs;
-  bool found = false;
-  for (int c = 0; c < coda::gemm::kNumTileConfigs && !found; ++c) {
-    const std::string name = coda::gemm::to_string(TileConfig(c));
-    configs += (c ? ", " : "") + name;
-    if (name == config) choice.config = TileConfig(c), found = true;
+  const std::optional<coda::gemm::TileConfig> tile = coda::gemm::tile_config_named(config);
+  if (!tile) {
+    std::string configs;
+    for (int c = 0; c < coda::gemm::kNumTileConfigs; ++c)
+      configs += std::string(c ? ", " : "") + coda::gemm::to_string(coda::gemm::TileConfig(c));
+    throw coda::Error("config: '" + config + "' is not a tile config (" + configs + ")");
   }
-  if (!found)
-    throw coda::Error("config: '" + config + "' is not a tile config (" + configs + ", ...)");
-  found = false;
-  for (RasterOrder r : {RasterOrder::kHeuristic, RasterOrder::kAlongM, RasterOrder::kAlongN})
-    if (raster == coda::gemm::to_string(r)) choice.raster = r, found = true;
-  if (!found)
-    throw coda::Error("raster: '" + raster + "' is not along_m, along_n or heuristic");
-  choice.swizzle = swizzle;
-  return choice;
+  const std::optional<coda::gemm::RasterOrder> order =
+      coda::gemm::named(raster, coda::gemm::kRasterOrders);
+  if (!order) throw coda::Error("raster: '" + raster + "' is not along_m, along_n or heuristic");
+  return coda::gemm::KernelChoice{*tile, *order, swizzle};
 }
 
 const coda::gemm::KernelChoice& candidate_at(int i) {

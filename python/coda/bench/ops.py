@@ -168,7 +168,7 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     steps = {"coda": _rotating(sets, case.coda), "torch_matmul": matmul_step(case, gemm_ab),
              **stock_steps(case, inputs, compiled_stock)}
     if not case.dgrad:
-        forced = getattr(args, "gemm_kernel_choice", None)
+        forced = args.gemm_kernel_choice
 
         def coda_gemm(p):
             if forced is None:
@@ -185,7 +185,7 @@ def bench_case(case: Case, compiled_stock, model_name: str, m: int, args, watch:
     times = {v: result.median_ms(v) for v in VARIANTS}
     row = {"name": case.name, "shape": model_name, "M": m, "mnk": mnk, "sets": len(sets),
            "coda_ms": times["coda"], "kernel": kernel_ran(case),
-           "gemm_kernel": getattr(args, "gemm_kernel", None), "baseline": {v: times[v] for v in VARIANTS[1:]},
+           "gemm_kernel": args.gemm_kernel, "baseline": {v: times[v] for v in VARIANTS[1:]},
            "ratios": ratios(result.round_medians_ms, result.errors),
            "rounds_ms": result.round_medians_ms, **result.clock_record(), "errors": result.errors,
            "check": {k: {"coda_err": c, "stock_err": s, "bound": b} for k, (c, s, b) in checks.items()},
