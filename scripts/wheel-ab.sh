@@ -11,7 +11,8 @@
 # AB_BUDGET_S (default 560: passes that would start later are skipped), AB_LABEL (the commit label
 # the JSON records; default the wheel folders' names). Output: $OUT/ab (or ./ab), one
 # STATE_PASS_MODEL folder per pass and model, and the verdict of scripts/ab_summary.py, printed and
-# kept as ab/summary.md.
+# kept as ab/summary.md. It ends with the NEW wheel installed (the passes end on the old one), so
+# tests run after it check the build under test.
 set -uo pipefail
 old=$1 new=$2; shift 2
 repo=$PWD t0=$SECONDS
@@ -36,3 +37,7 @@ for state in ${AB_STATES:-boost sustained}; do
   done
 done
 python3 "$repo/scripts/ab_summary.py" "$out" | tee "$out/summary.md"
+# The last pass ran the old wheel; leave the new one installed for whatever runs next (the 40th
+# session's call 1 ran its tests after this script on the old wheel without knowing).
+python3 -m pip install -q --no-deps --force-reinstall "$new"/coda-*.whl > /dev/null 2>&1 \
+  || echo "cannot reinstall $new/coda-*.whl: the old wheel stays installed"
