@@ -31,7 +31,7 @@ exec {sys.executable} "$@"
 """
 
 
-def test_wheel_ab_runs_old_new_new_old_in_both_states_and_summarises(tmp_path):
+def test_wheel_ab_runs_old_new_new_old_in_both_states_summarises_and_leaves_the_new_wheel(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(STAND_IN)
@@ -52,6 +52,8 @@ def test_wheel_ab_runs_old_new_new_old_in_both_states_and_summarises(tmp_path):
     for state in ("boost", "sustained"):
         assert (f"| {state} | linear_rope | 8B | 16384 | 0.900 | 0.000 | — | 1.000 → 0.900 "
                 "| old_kernel → new_kernel |") in summary
+    # Tests run after the script check the build under test: the new wheel is left installed.
+    assert "/new/" in (bin_dir / "installed").read_text()
 
 
 def row(ms, passed=True, kernel="k"):
