@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """scripts/table_buckets.py without a GPU: each table's M buckets per (op, N, K), and the buckets
 one GPU's table has that another's lacks (the tuning left to do)."""
+import math
 import pathlib
 import sys
+
+import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -35,3 +38,25 @@ def test_the_repository_tables_parse(capsys):
     assert table_buckets.main([str(REPO / p) for p in table_buckets.DEFAULT]) == 0
     out = capsys.readouterr().out
     assert out.startswith("h100: ") and "\nh200: " in out and "16384" in out
+
+
+def test_reach_is_the_m_whose_nearest_row_is_this_one_within_an_octave():
+    assert table_buckets.reach([4096, 5793, 16384], 5793) == pytest.approx((math.sqrt(4096 * 5793),
+                                                                            math.sqrt(5793 * 16384)))
+    assert table_buckets.reach([16384], 16384) == (8192, 32768)
+
+
+def test_ab_m_reaches_each_changed_row_away_from_its_own_m_and_from_ties():
+    t = table_buckets.buckets(table(("kLinearRope", 4096, 6144, 4096), ("kLinearRope", 4686, 6144, 4096),
+                                    ("kLinearRope", 8192, 6144, 4096), ("kLinearSwiglu", 8192, 28672, 4096)))
+    changed = [("kLinearRope", 8192, 6144, 4096), ("kLinearSwiglu", 8192, 28672, 4096)]
+    picks = table_buckets.ab_ms(t, changed)
+    # One M reaches both: above the rope row's tie with 4686 (6196) and not 8192 itself.
+    assert [sorted(rows) for _, rows in picks] == [sorted(changed)]
+    m = picks[0][0]
+    assert (4686 * 8192) ** 0.5 < m < 2 * 8192 and m != 8192
+    for op, row_m, n, k in changed:  # the nearest row of each changed (op, N, K) is the changed one
+        assert min(t[op, n, k], key=lambda x: abs(math.log2(m / x))) == row_m
+    # A row of 4096 with a neighbour at 4686: the M that reaches it lies below 4096's tie with 4686.
+    (m2, rows2), = table_buckets.ab_ms(t, [("kLinearRope", 4096, 6144, 4096)])
+    assert rows2 == [("kLinearRope", 4096, 6144, 4096)] and 2048 < m2 < (4096 * 4686) ** 0.5 and m2 != 4096
