@@ -315,3 +315,19 @@ def test_an_installed_package_names_the_commit_it_was_built_from(monkeypatch, tm
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
                               capture_output=True, text=True, check=True)
         assert built is not None and built.split("-")[0] == head.stdout.strip()
+
+
+@pytest.mark.parametrize("grad_dtype,dtype", [(torch.float32, torch.bfloat16), (torch.float32, torch.float32),
+                                              (torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)])
+def test_scaled_grad_has_the_bits_of_scale_then_cast(grad_dtype, dtype):
+    """The cross-entropy Functions return ∂W_lm · g (fp32 in the op) in the weight's dtype in one
+    pass; it must equal the two-step (grad * g).to(dtype) bit for bit, at every scale."""
+    from coda.nn.precision import scaled_grad
+    torch.manual_seed(0)
+    grad = (torch.randn(64, 33) * torch.logspace(-20, 20, 64)[:, None]).to(grad_dtype)
+    grad[3, 5], grad[7, 1] = float("nan"), float("inf")
+    for g in (torch.tensor(1.0), torch.tensor(0.37), torch.tensor(1e-3, dtype=torch.bfloat16)):
+        out = scaled_grad(grad, g, dtype)
+        assert out.dtype == dtype and out.shape == grad.shape
+        assert torch.equal(out.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+                           (grad * g).to(dtype).view(torch.int16 if dtype == torch.bfloat16 else torch.int32))

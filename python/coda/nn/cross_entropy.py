@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from .. import ops
-from .precision import compute_copy, require_computable
+from .precision import compute_copy, require_computable, scaled_grad
 
 
 class LinearCrossEntropyFunction(torch.autograd.Function):
@@ -27,7 +27,7 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
     def backward(ctx, g):
         dx, dw = ctx.saved_tensors
         x_dtype, weight_dtype = ctx.dtypes
-        return (dx * g).to(x_dtype), (dw * g).to(weight_dtype), None, None, None, None
+        return scaled_grad(dx, g, x_dtype), scaled_grad(dw, g, weight_dtype), None, None, None, None
 
 
 class LinearCrossEntropy(nn.Module):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 
 from .. import ops
-from .precision import compute_copy, dtype_of
+from .precision import compute_copy, dtype_of, scaled_grad
 
 
 def _split_heads(qkv: torch.Tensor, batch: int, q_heads: int, kv_heads: int, head_dim: int):
@@ -190,4 +190,4 @@ class NormLinearCrossEntropy(torch.autograd.Function):
         c = (gw * u).mean(dim=1, keepdim=True)
         dx = (rstd[:, None] * (gw - u * c)).to(x.dtype)
         dw = (d_normed.float() * u).sum(0).mul_(g).to(norm_dtype)
-        return dx, None, None, dw, (d_w_lm * g).to(w_lm_dtype), None, None, None, None
+        return dx, None, None, dw, scaled_grad(d_w_lm, g, w_lm_dtype), None, None, None, None

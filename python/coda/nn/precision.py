@@ -69,3 +69,12 @@ def compute_copy(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
 
 def dtype_of(t: Optional[torch.Tensor]) -> Optional[torch.dtype]:
     return None if t is None else t.dtype
+
+
+def scaled_grad(grad: torch.Tensor, g: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """grad · g (the upstream gradient) in `dtype`, one pass: the product in grad's precision,
+    rounded once on the write — the bits of (grad * g).to(dtype) without the intermediate copy in
+    grad's dtype (for an fp32 ∂W_lm of Qwen3-8B widths that copy is 2.5 GB written and read again
+    and 2.5 GB more peak memory)."""
+    return torch.mul(grad, g, out=torch.empty(grad.shape, dtype=dtype, device=grad.device))
+
