@@ -331,3 +331,39 @@ def test_scaled_grad_has_the_bits_of_scale_then_cast(grad_dtype, dtype):
         assert out.dtype == dtype and out.shape == grad.shape
         assert torch.equal(out.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
                            (grad * g).to(dtype).view(torch.int16 if dtype == torch.bfloat16 else torch.int32))
+
+
+def test_final_rmsnorm_backward_meets_the_contract_at_every_row_scale():
+    """coda.nn.functions.rmsnorm_backward (the LM head's final norm, after the fused cross-entropy)
+    against float64 autograd of x · rsqrt(mean(x²) + ε) ⊙ w, per row for ∂x (rows of RMS 1e-3 …
+    1e3), against the same autograd in fp32 from the bf16 operands, ∂x rounded to bf16 (the framework)."""
+    from coda.nn.functions import rmsnorm_backward
+    torch.manual_seed(1)
+    m, hidden, eps = 48, 96, 1e-6
+    x = (torch.randn(m, hidden) * torch.logspace(-3, 3, m)[:, None]).bfloat16()
+    w = (1 + 0.1 * torch.randn(hidden)).bfloat16()
+    d_normed = torch.randn(m, hidden).bfloat16()
+    g = torch.tensor(0.25)
+
+    def autograd(dtype):
+        xx = x.to(dtype).requires_grad_()
+        ww = w.to(dtype).requires_grad_()
+        normed = xx * torch.rsqrt(xx.pow(2).mean(1, keepdim=True) + eps) * ww
+        (normed * d_normed.to(dtype)).sum().mul(g.to(dtype)).backward()
+        return xx.grad, ww.grad
+
+    dx64, dw64 = autograd(torch.float64)
+    dx_fw, dw_fw = autograd(torch.float32)
+    dx_fw = dx_fw.bfloat16().double()
+    rstd = torch.rsqrt(x.float().pow(2).mean(1) + eps)
+    dx, dw = rmsnorm_backward(d_normed, x, rstd, w, g)
+    assert dx.dtype == torch.bfloat16 and dw.dtype == torch.float32
+    err = (dx.double() - dx64).abs().amax(1)
+    bound = 2 * (dx_fw - dx64).abs().amax(1)
+    assert bool((err <= bound).all()), (err / bound).max()
+    assert (dw.double() - dw64).abs().max() <= 2 * (dw_fw.double() - dw64).abs().max()
+    # NaN in, NaN out: a NaN in one row of x reaches that row of ∂x and every column of ∂w.
+    x[5, 7] = float("nan")
+    rstd = torch.rsqrt(x.float().pow(2).mean(1) + eps)
+    dx, dw = rmsnorm_backward(d_normed, x, rstd, w, g)
+    assert bool(dx[5].isnan().all()) and bool(dw.isnan().all()) and not bool(dx[4].isnan().any())
