@@ -6,7 +6,8 @@
 //                   [--rounds N] [--confirm-rounds N] [--min-gain 0.02]
 //                  (a pick replaces the choice the GPU makes today only where fresh head-to-head
 //                  rounds confirm it --min-gain faster; gemm_tune.cu)
-//   coda-bench choose --gpu h100|h200|untuned  < "fwd|dgrad|wgrad M N K" or "op NAME M N K" lines
+//   coda-bench choose --gpu h100|h200|untuned[|h100-rule|h200-rule]  < "fwd|dgrad|wgrad M N K" or
+//                  "op NAME M N K" lines
 //                  (the kernel that GPU would run per line, on any machine: gemm_choose.cpp)
 //   coda-bench epilogue [--rounds N] [--json results.json]
 //   coda-bench ops [--fwd|--bwd] [--models 1B,8B,70B,sq2048,sq4096,sq8192] [--ops a,b]
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "choose") {  // no GPU, its own one flag
     if (argc != 4 || std::string(argv[2]) != "--gpu") {
-      std::fprintf(stderr, "usage: coda-bench choose --gpu h100|h200|untuned < shapes\n");
+      std::fprintf(stderr, "usage: coda-bench choose --gpu h100|h200|untuned|h100-rule|h200-rule < shapes\n");
       return 2;
     }
     return coda::bench::run_choose(argv[3]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `coda-bench choose --gpu h100|h200|untuned`: the kernel a GPU would run, for each line on stdin,
-// printed as "<line>  <choice>" in the tuners' spelling:
+// `coda-bench choose --gpu h100|h200|untuned|h100-rule|h200-rule`: the kernel a GPU would run, for
+// each line on stdin, printed as "<line>  <choice>" in the tuners' spelling (`-rule`: a fused op's
+// choice from that GPU's rule alone, as where no table row is near; the plain GEMM as usual):
 //   "fwd|dgrad|wgrad M N K"   the plain GEMM (gemm::choose_kernel_for)
 //   "op NAME M N K"           a fused op at its call's M × N × K (ops::detail::op_choice: the
 //                             GPU's op table, else the op's fallback; `untuned`: the fallback)
@@ -20,13 +21,19 @@
 
 namespace coda::bench {
 
-int run_choose(const std::string& gpu_name) {
+int run_choose(const std::string& gpu_arg) {
+  // "h100-rule" / "h200-rule": that GPU's rule alone (its fallback, fitted), no op table.
+  const bool rule_only = gpu_arg.size() > 5 && gpu_arg.compare(gpu_arg.size() - 5, 5, "-rule") == 0;
+  const std::string gpu_name = rule_only ? gpu_arg.substr(0, gpu_arg.size() - 5) : gpu_arg;
   const gemm::TunedGpu gpu = gpu_name == "h100"   ? gemm::TunedGpu::kH100
                              : gpu_name == "h200" ? gemm::TunedGpu::kH200
                                                   : gemm::TunedGpu::kUntuned;
-  if (gpu == gemm::TunedGpu::kUntuned && gpu_name != "untuned") {
-    std::fprintf(stderr, "coda-bench choose: --gpu takes h100, h200 or untuned; got %s\n",
-                 gpu_name.c_str());
+  if ((gpu == gemm::TunedGpu::kUntuned && gpu_name != "untuned") ||
+      (rule_only && gpu == gemm::TunedGpu::kUntuned)) {
+    std::fprintf(stderr,
+                 "coda-bench choose: --gpu takes h100, h200, untuned, h100-rule or h200-rule; "
+                 "got %s\n",
+                 gpu_arg.c_str());
     return 2;
   }
   std::string line;
@@ -48,7 +55,10 @@ int run_choose(const std::string& gpu_name) {
       return 2;
     }
     gemm::KernelChoice c;
-    if (op) {
+    if (op && rule_only) {
+      c = gemm::fit_swizzle(ops::detail::fallback_of(gpu, *key, m, n, k), int(m), int(n),
+                            ops::detail::swizzle_fit_of(*key));
+    } else if (op) {
       c = ops::detail::op_choice(gpu, *key, m, n, k);
     } else {
       const gemm::OperandLayout layout = pass == "fwd"     ? gemm::OperandLayout::kAkBk

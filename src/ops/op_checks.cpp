@@ -268,8 +268,24 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
       return c;
     }
     default:
-      return wide_pingpong_where_measured(gpu, op, m, n, k, forward_program_rule(m, n, k));
+      return wide_pingpong_where_measured(
+          gpu, op, m, n, k, along_m_where_measured(gpu, op, m, n, k, forward_program_rule(m, n, k)));
   }
+}
+
+gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
+                                          std::int64_t n, std::int64_t k,
+                                          const gemm::KernelChoice& rule) {
+  const bool wide_output = op == OpKey::kLinearSwiglu || op == OpKey::kLinearRmsnormSwiglu ||
+                           op == OpKey::kLinearBiasGelu || op == OpKey::kLinearBiasGeluSavePre ||
+                           op == OpKey::kLinearCrossEntropy;
+  if (gpu != gemm::TunedGpu::kH200 || !wide_output || n < 2 * k ||
+      rule.config != TileConfig::kPingpong128x128Cluster2x1 || rule.raster != RasterOrder::kAlongN)
+    return rule;
+  const gemm::ClusterTiles tiles = gemm::cluster_tiles(rule.config, long(m), long(n));
+  const std::int64_t most_rows = n >= 16 * k ? kH200AlongMVocabRows : kH200AlongMRows;
+  if (tiles.rows >= tiles.cols || m > most_rows) return rule;
+  return {rule.config, RasterOrder::kAlongM, 1, rule.decomposition};
 }
 
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,

@@ -81,6 +81,21 @@ gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, st
 // runs, 14 faster and 5 slower, in kernels of 20–60 µs that read noisily (bench/RESULTS.md,
 // eighteenth session).
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
+// On the H200, a wide-output forward op (SwiGLU, RMSNorm + SwiGLU, bias-GELU with or without Pre,
+// the loss-only cross-entropy; N >= 2K) walks along M with swizzle 1 where the rule walks along N
+// with Pingpong 128x128 over fewer tile rows than columns, up to M = kH200AlongMRows
+// (kH200AlongMVocabRows for a vocabulary-wide N >= 16K). Its higher memory bandwidth makes A's
+// re-reads along M cheaper than B's along N: on the H200's tuner logs (M = 4096, 5793, 8192, 11585,
+// 16384; 8B, Qwen3-8B and 1B widths; every candidate in the same rounds) along M with swizzle 1
+// was the best or within 2 % of it on every SwiGLU row up to M = 11585, and 1.25 x the best at
+// 16384 (8B); the cross-entropy's up to 5793 and 1.10-1.29 x from 8192. Priced on those 124
+// forward rows the rule alone is within 0.92 of the best on 106 (was 84), geomean 0.963 (0.943),
+// no held-out M worse (bench/RESULTS.md, forty-first session). Every other GPU and op: `rule`.
+constexpr std::int64_t kH200AlongMRows = 12288;      // between the measured 11585 and 16384
+constexpr std::int64_t kH200AlongMVocabRows = 6144;  // between the measured 5793 and 8192
+gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
+                                          std::int64_t n, std::int64_t k,
+                                          const gemm::KernelChoice& rule);
 // An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
 // - the forward ops, the loss-only cross-entropy among them: forward_program_rule (the
 //   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the

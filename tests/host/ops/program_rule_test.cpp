@@ -175,9 +175,8 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   // Forward, K = 4096, along N (A past L2): widened; the same call on the other GPUs is the rule.
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 12000, 24576, 4096), wide);
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearCrossEntropy, 12000, 151936, 4096), wide);
-  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearSwiglu, 12000, 24576, 4096),
-              forward_program_rule(12000, 24576, 4096)) << gemm::to_string(gpu);
+  EXPECT_EQ(fallback_of(gemm::TunedGpu::kUntuned, OpKey::kLinearSwiglu, 12000, 24576, 4096),
+            forward_program_rule(12000, 24576, 4096));  // the H200's: WalksAlongMOnTheH200
   // Not widened: K below 4096, Cooperative from K = 8192, the walk along M of a small A, and the
   // QK-norm programs (not compiled for 128 x 192).
   using Mk = std::pair<std::int64_t, std::int64_t>;
@@ -242,6 +241,44 @@ TEST(FallbackOf, WidensPingpongBelowFewTokens) {
   for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
     EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnorm, 1448, 6144, 4096),
               forward_program_rule(1448, 6144, 4096)) << gemm::to_string(gpu);
+}
+
+// On the H200, a wide-output forward op (N >= 2K) walks along M with swizzle 1 where the rule
+// walks along N over fewer tile rows than columns, up to 12288 rows (6144 for a vocabulary-wide
+// N >= 16K); every other op, shape and GPU keeps what it had (along_m_where_measured).
+TEST(FallbackOf, WalksAlongMForWideOutputsOnTheH200) {
+  constexpr gemm::TunedGpu kH200 = gemm::TunedGpu::kH200;
+  const gemm::KernelChoice along_m{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                   gemm::RasterOrder::kAlongM, 1, gemm::Decomposition::kHeuristic};
+  for (OpKey op : {OpKey::kLinearSwiglu, OpKey::kLinearRmsnormSwiglu, OpKey::kLinearBiasGelu,
+                   OpKey::kLinearBiasGeluSavePre}) {
+    SCOPED_TRACE(name(op));
+    for (std::int64_t m : {4096, 5793, 8192, 11585, 12288})
+      EXPECT_EQ(fallback_of(kH200, op, m, 28672, 4096), along_m) << m;
+    EXPECT_EQ(fallback_of(kH200, op, 12289, 28672, 4096), forward_program_rule(12289, 28672, 4096));
+    EXPECT_EQ(fallback_of(kH200, op, 16384, 28672, 4096).raster, gemm::RasterOrder::kAlongN);
+    EXPECT_EQ(fallback_of(kH200, op, 8192, 16384, 2048), along_m);  // the 1B's gate/up: N = 8K
+    // N below 2K (an MLP narrower than twice its input), K = 8192 (Cooperative), a small A (the
+    // rule's own walk along M, swizzle 2), and the other GPUs: as before.
+    EXPECT_EQ(fallback_of(kH200, op, 8192, 7168, 4096), forward_program_rule(8192, 7168, 4096));
+    EXPECT_EQ(fallback_of(kH200, op, 8192, 57344, 8192), forward_program_rule(8192, 57344, 8192));
+    EXPECT_EQ(fallback_of(kH200, op, 1024, 28672, 4096), forward_program_rule(1024, 28672, 4096));
+    EXPECT_EQ(fallback_of(gemm::TunedGpu::kUntuned, op, 8192, 28672, 4096),
+              forward_program_rule(8192, 28672, 4096));
+    EXPECT_EQ(fallback_of(gemm::TunedGpu::kH100, op, 8192, 28672, 4096).config,
+              gemm::TileConfig::kPingpong128x192Cluster2x1);
+  }
+  // The loss-only cross-entropy (N = V >= 16K): along M up to 6144 rows.
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearCrossEntropy, 5793, 151936, 4096), along_m);
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearCrossEntropy, 6145, 151936, 4096),
+            forward_program_rule(6145, 151936, 4096));
+  // The QKV-side ops keep the rule (N = 1.5 K at Llama widths; along M lost there).
+  for (OpKey op : {OpKey::kLinearRope, OpKey::kLinearRmsnorm, OpKey::kLinearRmsnormRope,
+                   OpKey::kLinearQknormRope, OpKey::kLinearResidualRms})
+    EXPECT_EQ(fallback_of(kH200, op, 8192, 12288, 4096), forward_program_rule(8192, 12288, 4096))
+        << name(op);
+  // Through op_choice at widths no H200 row has (Qwen2.5-7B's gate/up, 2 x 18944): along M, s1.
+  EXPECT_EQ(op_choice(kH200, OpKey::kLinearSwiglu, 7000, 37888, 3584), along_m);
 }
 
 // What each op falls back to, where no tuned row is near.
