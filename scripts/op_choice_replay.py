@@ -21,6 +21,9 @@ choice, the worst, and the rows within 0.92 (a choice no candidate is stays unpr
 
     python3 scripts/op_choice_replay.py --price old=<build A>/bench/coda-bench,new=<build B>/bench/coda-bench h100 <tune.json ...>
 
+GPU `h100-rule` / `h200-rule` prices that GPU's rule alone (its fallback, fitted; no op table):
+what serves a width no table row is near.
+
 Price on tuner runs at M the change was not tuned on. A replay is a prediction, not a
 measurement: A/B the change on the GPU once it is at hand (docs/benchmarks.md §5.1).
 """
