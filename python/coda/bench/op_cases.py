@@ -42,9 +42,12 @@ class Model:
 
 
 # Llama-3's widths, which the op tables were tuned at, and Qwen3-8B's (FFN 12288, vocab 151936),
-# another model's widths (docs/benchmarks.md §1: what they check).
+# another model's widths (docs/benchmarks.md §1: what they check). Qwen2.5-7B's (hidden 3584, FFN
+# 18944, vocab 152064) are in no table on purpose: every op there runs its GPU's rule, the choice
+# a user with an untuned model gets.
 MODELS = {"1B": Model(2048, 32, 8, 64, 8192), "8B": Model(4096, 32, 8, 128, 14336),
-          "70B": Model(8192, 64, 8, 128, 28672), "Qwen3-8B": Model(4096, 32, 8, 128, 12288, 151936)}
+          "70B": Model(8192, 64, 8, 128, 28672), "Qwen3-8B": Model(4096, 32, 8, 128, 12288, 151936),
+          "Qwen2.5-7B": Model(3584, 28, 4, 128, 18944, 152064)}
 
 
 @dataclass(frozen=True)
