@@ -53,7 +53,13 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // the SwiGLU backward's, where Pingpong 128×128 along N read as low as 0.81 and 0.78. Why (a
 // reading, not measured): the wider tile reads fewer operand bytes per FLOP, and Pingpong still
 // hides the epilogue. Below K = 4096 (the 1B widths) Pingpong 128×128 stays the best from
-// M = kFewTokens.
+// M = kFewTokens, but for an MLP's wide output (is_wide_output, not the LM head): there the wide
+// tile along N, swizzle 2, widens at every K below 8192, also where the rule walks along M (41st
+// session, priced on the H100's tuner logs, 801 rows at M = 1024–65536: the rule alone within 0.92
+// of the best on 682, was 644, geomean 0.957 → 0.962; the 36 rows it changes, the 1B SwiGLU,
+// RMSNorm-SwiGLU and bias-GELU at M = 4096–65536, from 1.00–1.22 × the best to 1.00–1.16, none
+// slower by more than 0.5 %; the 1B cross-entropy lost 5–31 % with it, so it keeps 128×128).
+// In sample: the logs it was read from; A/B it at a width no table row has (Qwen2.5-7B).
 // Below kFewTokens a forward op's Pingpong 128×128 (the rule's choice at every K below 8192,
 // either raster) becomes 128×192 along the shorter mode of its grid, swizzle 2 where that pads no
 // tile, else 1. Over the op tuner's 66 forward rows at M = 1448 and 2896 (1B, 8B, Qwen3-8B; H100,
@@ -62,7 +68,8 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // one run) the rows it changed ran 0.91 and 0.90 × their old time. Its known loss: at M = 1024,
 // where 128×128 tiles fill their waves as well, 0.95 of the best against the old 0.975 (priced).
 // Why (a reading): with 1–3 waves of tiles, the wider tile's fewer, fuller waves.
-// On the H200 and on a GPU without tables nothing was measured: `rule` is returned unchanged.
+// On the H200 (its own refinement: along_m_where_measured) and on a GPU without tables `rule` is
+// returned unchanged.
 constexpr std::int64_t kFewTokens = 4096;
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                                 std::int64_t n, std::int64_t k,
@@ -91,6 +98,9 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
 // 16384 (8B); the cross-entropy's up to 5793 and 1.10-1.29 x from 8192. Priced on those 124
 // forward rows the rule alone is within 0.92 of the best on 106 (was 84), geomean 0.963 (0.943),
 // no held-out M worse (bench/RESULTS.md, forty-first session). Every other GPU and op: `rule`.
+// The ops whose output is an MLP's or the LM head's width, N >= 2K: SwiGLU, RMSNorm + SwiGLU,
+// bias-GELU with or without Pre, the loss-only cross-entropy (the rules' wide-output cases).
+bool is_wide_output(OpKey op, std::int64_t n, std::int64_t k);
 constexpr std::int64_t kH200AlongMRows = 12288;      // between the measured 11585 and 16384
 constexpr std::int64_t kH200AlongMVocabRows = 6144;  // between the measured 5793 and 8192
 gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,

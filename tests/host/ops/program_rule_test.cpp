@@ -165,7 +165,8 @@ TEST(FallbackOf, IsAProgramKernelForEveryOpAndShape) {
 }
 
 // On the H100, from K = 4096 and M = 4096, the fallback's Pingpong 128 x 128 along N widens to
-// 128 x 192 (where the op's program has it), and so does the SwiGLU backward's kernel; below
+// 128 x 192 (where the op's program has it), at every K below 8192 for an MLP's wide output, and
+// so does the SwiGLU backward's kernel; below
 // kFewTokens a forward op's Pingpong widens at every K (FallbackOf.WidensPingpongBelowFewTokens);
 // everything else, and every other GPU, keeps the rule (wide_pingpong_where_measured).
 TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
@@ -177,13 +178,25 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearCrossEntropy, 12000, 151936, 4096), wide);
   EXPECT_EQ(fallback_of(gemm::TunedGpu::kUntuned, OpKey::kLinearSwiglu, 12000, 24576, 4096),
             forward_program_rule(12000, 24576, 4096));  // the H200's: WalksAlongMOnTheH200
-  // Not widened: K below 4096, Cooperative from K = 8192, the walk along M of a small A, and the
-  // QK-norm programs (not compiled for 128 x 192).
+  // An MLP's wide output (N >= 2K) widens at K below 4096 too, and over the rule's walk along M
+  // of a small A (the 1B's gate/up at M = 4096: 16 MiB); the LM head's cross-entropy does not.
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 12000, 24576, 3584), wide);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRmsnormSwiglu, 4096, 16384, 2048), wide);
+  EXPECT_EQ(forward_program_rule(4096, 16384, 2048).raster, gemm::RasterOrder::kAlongM);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearBiasGelu, 8192, 8192, 2048), wide);
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearCrossEntropy, 8192, 128256, 2048),
+            forward_program_rule(8192, 128256, 2048));
+  // Not widened: K below 4096 for the QKV side (N < 2K), Cooperative from K = 8192, the walk along
+  // M of a small A outside the MLP, and the QK-norm programs (not compiled for 128 x 192).
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRmsnorm, 12000, 4608, 3584),
+            forward_program_rule(12000, 4608, 3584));
   using Mk = std::pair<std::int64_t, std::int64_t>;
-  for (auto [m, k] : {Mk{12000, 3584}, Mk{12000, 8192}, Mk{1024, 8192}})
+  for (auto [m, k] : {Mk{12000, 8192}, Mk{1024, 8192}})
     EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, m, 24576, k),
               forward_program_rule(m, 24576, k))
         << m << " x " << k;
+  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRope, 1024 + kFewTokens, 6144, 2048),
+            forward_program_rule(1024 + kFewTokens, 6144, 2048));
   EXPECT_FALSE(epilogue::has_program_instance(OpKey::kLinearQknormRope, wide.config));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 12000, 6144, 4096),
             forward_program_rule(12000, 6144, 4096));
