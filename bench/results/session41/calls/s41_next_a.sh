@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in the 41st session for the next (H100; carry .prebuilt/s41m and .prebuilt/s41c).
 # The CE forward + backward in the fewest equal chunks of <= ~2 GiB of logits (branch
-# exp-ce-chunk2g-balanced, a2b2ce5 = .prebuilt/s41c) against main (3ac98b0 = .prebuilt/s41m):
+# exp-ce-chunk2g-balanced, a2b2ce5 = .prebuilt/s41c) against main (d2eebe0 = .prebuilt/s41m):
 # at Qwen3-8B widths, M = 16384, 3 chunks of 5504 rows instead of 5 (two fp32 dW reduce-adds,
 # 10 GB, fewer). Predicted 2-5 % of the op at Qwen3-8B / 8B, ~0 at 1B (V = 128256, H = 2048: 1 GB
 # less). At the benchmark of record's random M = 5958 a single chunk holds every row at Qwen3-8B and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in the 41st session for the next (H100; carry .prebuilt/s39a and .prebuilt/s41m).
-# (1) The Python GPU suite on main's build (.prebuilt/s41m, 3ac98b0: the plain GEMM by name through
+# (1) The Python GPU suite on main's build (.prebuilt/s41m, d2eebe0: the plain GEMM by name through
 # C.gemm has run only in call 2's benchmark). (2) The four H100 rows of the 41st session's call 3
 # that its A/B did not reach, at the M `scripts/table_buckets.py --ab-m` names for them: 2900
 # (1B bias-GELU save-Pre 4096, 8B RMSNorm-SwiGLU 4096) and 8500 (8B bias-GELU and save-Pre 8192);

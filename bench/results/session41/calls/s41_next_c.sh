@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepared in the 41st session for the next (H200: run with needs_h200; carry .prebuilt/s41o and
 # .prebuilt/s41m). The 12 H200 rows of the 41st session's call 4 (M buckets 4096 and 8192),
-# old = .prebuilt/s41o (22794aa: main with the H200 table before them), new = .prebuilt/s41m
-# (3ac98b0, main), as the GPU comes, at the M `scripts/table_buckets.py --ab-m
+# old = .prebuilt/s41o (67331f7: main with the H200 table before them), new = .prebuilt/s41m
+# (d2eebe0, main), as the GPU comes, at the M `scripts/table_buckets.py --ab-m
 # bench/results/session41/call4/both_states.inc src/ops/op_table_h200.inc` names: 7500 reaches ten
 # of them, 2900 the other two. Controls: RoPE (no new row reaches it).
 set -u

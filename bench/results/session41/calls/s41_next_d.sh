@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Prepared in the 41st session for the next (H200 with needs_h200, then an H100; carry
-# .prebuilt/s41m). The benchmark of record on main (3ac98b0): the fused ops of 8B, 1B and Qwen3-8B
+# .prebuilt/s41m). The benchmark of record on main (d2eebe0): the fused ops of 8B, 1B and Qwen3-8B
 # widths, every variant, M = 16384 and the random M of seed 3407 (5958), as the GPU comes and
 # sustained, issue 13's bars of each run (as the 39th session's s39_c.sh).
 set -u
 repo=$PWD; t0=$SECONDS
 mkdir -p "$OUT/r"; cd "$OUT/r"
 nvidia-smi --query-gpu=name,power.limit,driver_version --format=csv,noheader | tee gpu.txt
-export PYTHONUNBUFFERED=1 CODA_COMMIT=3ac98b0
+export PYTHONUNBUFFERED=1 CODA_COMMIT=d2eebe0
 python3 -m pip install -q --no-deps --force-reinstall "$repo"/.prebuilt/s41m/coda-*.whl > /dev/null 2>&1 || exit 1
 for name in ops ops_sustained; do
   extra=""; [ $name = ops_sustained ] && extra="--sustained 20"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Prepared in the 41st session for the next (H200 with needs_h200; carry .prebuilt/s41r and
-# .prebuilt/s41m). The H200's rule for wide-output ops (along_m_where_measured: SwiGLU,
-# RMSNorm + SwiGLU, bias-GELU, loss-only cross-entropy walk along M with swizzle 1 up to M = 12288,
-# 6144 for the LM head), new = .prebuilt/s41m (3ac98b0, main), old = .prebuilt/s41r (d59be0e: the
-# same with the old rule), at Qwen2.5-7B's widths, which no table row is near (every op runs the
-# rule): scripts/wheel-ab.sh as the GPU comes at M = 5958 (the record's random M) and 10000.
-# Predicted from the tuner logs: SwiGLU / RMSNorm-SwiGLU 0.88-0.92 x the old time, bias-GELU
-# ~0.97, cross-entropy ~0.90 at 5958 and unchanged at 10000 (above its 6144 cap); the RoPE rows
-# (QKV side, unchanged) are the controls.
+# Prepared in the 41st session for the next (run on an H200 with needs_h200, and on an H100; carry
+# .prebuilt/s41r and .prebuilt/s41m). The 41st session's rule refinements for wide-output ops,
+# new = .prebuilt/s41m (d2eebe0, main), old = .prebuilt/s41r (4ee79b2: the same with both old
+# rules), at Qwen2.5-7B's widths (hidden 3584, FFN 18944, V 152064), which no table row is near
+# (every op runs its GPU's rule): scripts/wheel-ab.sh as the GPU comes at M = 5958 and 10000.
+# H200 (along_m_where_measured: SwiGLU, RMSNorm-SwiGLU, bias-GELU, loss-only CE along M, swizzle
+# 1, up to 12288 rows, the CE up to 6144): predicted SwiGLU / RMSNorm-SwiGLU 0.88-0.92 x the old
+# time, bias-GELU ~0.97, CE ~0.90 at 5958 and unchanged at 10000. H100 (the MLP's wide output
+# widens to 128 x 192 at K = 3584): SwiGLU family 0.90-0.97 x, the CE unchanged. RoPE rows (QKV
+# side, unchanged on both) are the controls.
 set -u
 repo=$PWD; t0=$SECONDS
 mkdir -p "$OUT/r"
