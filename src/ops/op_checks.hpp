@@ -88,6 +88,9 @@ gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, st
 // runs, 14 faster and 5 slower, in kernels of 20–60 µs that read noisily (bench/RESULTS.md,
 // eighteenth session).
 gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int64_t k);
+// The ops whose output is an MLP's or the LM head's width, N >= 2K: SwiGLU, RMSNorm + SwiGLU,
+// bias-GELU with or without Pre, the loss-only cross-entropy (the rules' wide-output cases).
+bool is_wide_output(OpKey op, std::int64_t n, std::int64_t k);
 // On the H200, a wide-output forward op (SwiGLU, RMSNorm + SwiGLU, bias-GELU with or without Pre,
 // the loss-only cross-entropy; N >= 2K) walks along M with swizzle 1 where the rule walks along N
 // with Pingpong 128x128 over fewer tile rows than columns, up to M = kH200AlongMRows
@@ -96,11 +99,9 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
 // 16384; 8B, Qwen3-8B and 1B widths; every candidate in the same rounds) along M with swizzle 1
 // was the best or within 2 % of it on every SwiGLU row up to M = 11585, and 1.25 x the best at
 // 16384 (8B); the cross-entropy's up to 5793 and 1.10-1.29 x from 8192. Priced on those 124
-// forward rows the rule alone is within 0.92 of the best on 106 (was 84), geomean 0.963 (0.943),
-// no held-out M worse (bench/RESULTS.md, forty-first session). Every other GPU and op: `rule`.
-// The ops whose output is an MLP's or the LM head's width, N >= 2K: SwiGLU, RMSNorm + SwiGLU,
-// bias-GELU with or without Pre, the loss-only cross-entropy (the rules' wide-output cases).
-bool is_wide_output(OpKey op, std::int64_t n, std::int64_t k);
+// forward rows the rule alone is within 0.92 of the best on 106 (was 84; 100 with each M held out
+// of the fit), geomean 0.963 (0.943), no held-out M worse (bench/RESULTS.md, forty-first session).
+// Every other GPU and op: `rule`.
 constexpr std::int64_t kH200AlongMRows = 12288;      // between the measured 11585 and 16384
 constexpr std::int64_t kH200AlongMVocabRows = 6144;  // between the measured 5793 and 8192
 gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
