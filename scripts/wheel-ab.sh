@@ -7,7 +7,8 @@
 # repository root, the two wheel folders carried:
 #   scripts/wheel-ab.sh OLD_DIR NEW_DIR "1B linear_cross_entropy,linear_swiglu_bwd" ["8B linear_rope" ...]
 # One "MODEL op,op,..." argument per model; put a row the change does not touch among them as a
-# control. Environment: AB_TOKENS (default 16384), AB_STATES (default "boost sustained"),
+# control. Environment: AB_TOKENS (default 16384), AB_ROUNDS (default 5; more for kernels under
+# ~100 µs, whose pairs' spread reached 0.2-1.2 at M = 4600 in the 41st session), AB_STATES (default "boost sustained"),
 # AB_BUDGET_S (default 560: passes that would start later are skipped), AB_LABEL (the commit label
 # the JSON records; default the wheel folders' names). Output: $OUT/ab (or ./ab), one
 # STATE_PASS_MODEL folder per pass and model, and the verdict of scripts/ab_summary.py, printed and
@@ -30,7 +31,7 @@ for state in ${AB_STATES:-boost sustained}; do
       [ "$left" -lt 15 ] && { echo "budget spent before $state $pass $model"; break 3; }
       CODA_COMMIT=${AB_LABEL:-$(basename "$old")-vs-$(basename "$new")}-$(basename "$dir") \
         timeout "$left" python3 -m coda.bench ops --models "$model" --ops "$ops" \
-        --variants coda,torch_matmul,coda_gemm --tokens "${AB_TOKENS:-16384}" --seed 3407 --rounds 5 \
+        --variants coda,torch_matmul,coda_gemm --tokens "${AB_TOKENS:-16384}" --seed 3407 --rounds "${AB_ROUNDS:-5}" \
         "${extra[@]}" --out "$out/${state}_${pass}_$model" > "$out/${state}_${pass}_$model.log" 2>&1
     done
     echo "== $state $pass done at $((SECONDS - t0)) s"

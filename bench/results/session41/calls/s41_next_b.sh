@@ -14,7 +14,7 @@ python3 -m pip install -q --no-deps --force-reinstall "$repo"/.prebuilt/s41m/cod
 CODA_REQUIRE_GPU=1 timeout 230 python3 -m pytest -q -p no:cacheprovider "$repo/tests/python" > pytest.log 2>&1
 echo "pytest rc=$? at $((SECONDS - t0)) s"; tail -1 pytest.log; grep -E "^FAILED|^ERROR" pytest.log | head
 cd "$repo"
-AB_TOKENS=2900 AB_STATES=boost AB_BUDGET_S=160 AB_LABEL=s41-h100-rows-2900 OUT="$OUT/r/m2900" scripts/wheel-ab.sh .prebuilt/s39a .prebuilt/s41m \
+AB_ROUNDS=10 AB_TOKENS=2900 AB_STATES=boost AB_BUDGET_S=160 AB_LABEL=s41-h100-rows-2900 OUT="$OUT/r/m2900" scripts/wheel-ab.sh .prebuilt/s39a .prebuilt/s41m \
   "8B linear_rmsnorm_swiglu,linear_rope" "1B linear_bias_gelu_save_pre,linear_rope"
 AB_TOKENS=8500 AB_STATES=boost AB_BUDGET_S=$((585 - SECONDS + t0)) AB_LABEL=s41-h100-rows-8500 OUT="$OUT/r/m8500" scripts/wheel-ab.sh .prebuilt/s39a .prebuilt/s41m \
   "8B linear_bias_gelu,linear_bias_gelu_save_pre,linear_rope"

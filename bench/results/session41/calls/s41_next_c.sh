@@ -13,6 +13,6 @@ AB_TOKENS=7500 AB_STATES=boost AB_BUDGET_S=380 AB_LABEL=s41-h200-rows-7500 OUT="
   "8B linear_bias_gelu_save_pre,linear_qknorm_rope_save_pre,linear_rmsnorm_bwd_qkv,linear_rope" \
   "Qwen3-8B linear_cross_entropy" \
   "1B linear_qknorm_rope,linear_qknorm_rope_save_pre,linear_rmsnorm_qknorm_rope,linear_rmsnorm_qknorm_rope_save_pre,linear_rmsnorm_rope,linear_swiglu_bwd,linear_rope"
-AB_TOKENS=2900 AB_STATES=boost AB_BUDGET_S=$((585 - SECONDS + t0)) AB_LABEL=s41-h200-rows-2900 OUT="$OUT/r/m2900" scripts/wheel-ab.sh .prebuilt/s41o .prebuilt/s41m \
+AB_ROUNDS=10 AB_TOKENS=2900 AB_STATES=boost AB_BUDGET_S=$((585 - SECONDS + t0)) AB_LABEL=s41-h200-rows-2900 OUT="$OUT/r/m2900" scripts/wheel-ab.sh .prebuilt/s41o .prebuilt/s41m \
   "Qwen3-8B linear_rmsnorm_swiglu,linear_rope" "1B linear_rmsnorm_bwd_qkv,linear_rope"
 cd "$OUT" && tar -czf r.tgz r && rm -rf r
