@@ -36,9 +36,24 @@ import sys
 from coda_choose import SHORT_CONFIG_NAMES, choose
 
 
-def candidate_name(choice):
-    """`coda-bench choose`'s "pingpong_128x128_2x1 along_n s2" as the tuner spells candidates."""
+def heuristic_raster(config, swizzle, m, n):
+    """The raster CUTLASS's Heuristic option runs for `config` ("coop_128x256_2x1": tile, cluster)
+    at M × N: along M where the grid has more cluster columns than rows, else along N, the grid
+    rounded up to swizzle × cluster (tile_scheduler_params.h, get_rasterization_order). The tuner
+    times explicit rasters only, so a heuristic choice is priced as the one it resolves to."""
+    tile_m, tile_n = (int(x) for x in config.split("_")[-2].split("x"))
+    cluster_m, cluster_n = (int(x) for x in config.split("_")[-1].split("x"))
+    rows = -(-(-(-m // tile_m)) // (swizzle * cluster_m)) * swizzle  # cluster rows, swizzle-rounded
+    cols = -(-(-(-n // tile_n)) // (swizzle * cluster_n)) * swizzle
+    return "along_m" if cols > rows else "along_n"
+
+
+def candidate_name(choice, m=None, n=None):
+    """`coda-bench choose`'s "pingpong_128x128_2x1 along_n s2" as the tuner spells candidates; a
+    heuristic raster resolved to the one it runs at M × N where they are given."""
     config, raster, swizzle = choice.split()[:3]
+    if raster == "heuristic" and m is not None:
+        raster = heuristic_raster(config, int(swizzle[1:]), m, n)
     name = SHORT_CONFIG_NAMES.get(config, config.rsplit("_", 1)[0])
     return f"{name} {raster.replace('_', ' ')} swizzle {swizzle[1:]}"
 
@@ -110,7 +125,8 @@ def main_price(builds, gpu, files):
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
         line = []
         for name, coda_bench in builds.items():
-            choices = [candidate_name(c) for c in choose(coda_bench, gpu, [choose_query(r) for r in rows])]
+            choices = [candidate_name(c, r["M"], r["N"])
+                       for c, r in zip(choose(coda_bench, gpu, [choose_query(r) for r in rows]), rows)]
             values = price(rows, choices)
             every[name] += values
             line.append(f"{name} {price_summary(values)}")
@@ -126,7 +142,8 @@ def main():
     coda_bench, gpu, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     for path in files:
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
-        choices = [candidate_name(c) for c in choose(coda_bench, gpu, [choose_query(r) for r in rows])]
+        choices = [candidate_name(c, r["M"], r["N"])
+                   for c, r in zip(choose(coda_bench, gpu, [choose_query(r) for r in rows]), rows)]
         logged, current, unpriced, changed = replay(rows, choices)
         print(f"{path}: within 0.92 of the best, logged choice {logged}/{len(rows)}, current choice "
               f"{current}/{len(rows) - unpriced} priced ({unpriced} unpriced)")

@@ -44,3 +44,16 @@ def test_a_row_is_queried_by_its_op_key():
     assert replay_script.op_key({"name": "linear_rmsnorm_bwd_qkv"}) == "linear_rmsnorm_bwd"
     assert replay_script.op_key({"name": "linear_bias_gelu_save_pre"}) == "linear_bias_gelu_save_pre"
     assert replay_script.op_key({"name": "linear_swiglu_no_z"}) == "linear_swiglu"
+
+
+def test_a_heuristic_raster_is_priced_as_the_one_cutlass_runs():
+    # CUTLASS walks along M where the grid has more cluster columns than rows, else along N.
+    # The 8B QKV dgrad (M = 16384, N = 4096) under Cooperative 128 x 256, 2 x 1: 64 cluster rows,
+    # 16 columns: along N. A 1024-token RMSNorm backward at N = 8192: 4 rows, 32 columns: along M.
+    assert replay_script.candidate_name("coop_128x256_2x1 heuristic s1", 16384, 4096) == "coop along n swizzle 1"
+    assert replay_script.candidate_name("coop_128x256_2x1 heuristic s1", 1024, 8192) == "coop along m swizzle 1"
+    assert replay_script.candidate_name("pingpong_128x192_2x1 heuristic s2", 4096, 2048) == (
+        "pingpong_128x192 along n swizzle 2")
+    # Without a shape (or with an explicit raster) the name is spelled as before.
+    assert replay_script.candidate_name("coop_128x256_2x1 heuristic s1") == "coop heuristic swizzle 1"
+    assert replay_script.candidate_name("pingpong_128x128_2x1 along_m s2", 8, 8) == "pingpong along m swizzle 2"
