@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "choose") {  // no GPU, its own one flag
     if (argc != 4 || std::string(argv[2]) != "--gpu") {
-      std::fprintf(stderr, "usage: coda-bench choose --gpu h100|h200|untuned|h100-rule|h200-rule < shapes\n");
+      std::fprintf(stderr,
+                   "usage: coda-bench choose --gpu h100|h200|untuned|h100-rule|h200-rule < shapes\n");
       return 2;
     }
     return coda::bench::run_choose(argv[3]);

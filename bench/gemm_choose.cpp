@@ -28,8 +28,7 @@ int run_choose(const std::string& gpu_arg) {
   const gemm::TunedGpu gpu = gpu_name == "h100"   ? gemm::TunedGpu::kH100
                              : gpu_name == "h200" ? gemm::TunedGpu::kH200
                                                   : gemm::TunedGpu::kUntuned;
-  if ((gpu == gemm::TunedGpu::kUntuned && gpu_name != "untuned") ||
-      (rule_only && gpu == gemm::TunedGpu::kUntuned)) {
+  if (gpu == gemm::TunedGpu::kUntuned && (rule_only || gpu_name != "untuned")) {
     std::fprintf(stderr,
                  "coda-bench choose: --gpu takes h100, h200, untuned, h100-rule or h200-rule; "
                  "got %s\n",
@@ -55,11 +54,9 @@ int run_choose(const std::string& gpu_arg) {
       return 2;
     }
     gemm::KernelChoice c;
-    if (op && rule_only) {
-      c = gemm::fit_swizzle(ops::detail::fallback_of(gpu, *key, m, n, k), int(m), int(n),
-                            ops::detail::swizzle_fit_of(*key));
-    } else if (op) {
-      c = ops::detail::op_choice(gpu, *key, m, n, k);
+    if (op) {
+      c = rule_only ? ops::detail::rule_choice(gpu, *key, m, n, k)
+                    : ops::detail::op_choice(gpu, *key, m, n, k);
     } else {
       const gemm::OperandLayout layout = pass == "fwd"     ? gemm::OperandLayout::kAkBk
                                          : pass == "dgrad" ? gemm::OperandLayout::kAkBn

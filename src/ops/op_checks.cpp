@@ -231,10 +231,14 @@ gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::
         if (d < best) best = d, nearest = e;
       }
   // A row of this very shape was timed as is; any other choice gets a swizzle that fits its grid.
-  if (nearest != nullptr && best == 0.0) return nearest->choice;
-  const gemm::KernelChoice chosen =
-      nearest != nullptr ? nearest->choice : fallback_of(gpu, op, m, n, k);
-  return gemm::fit_swizzle(chosen, int(m), int(n), swizzle_fit_of(op));
+  if (nearest == nullptr) return rule_choice(gpu, op, m, n, k);
+  if (best == 0.0) return nearest->choice;
+  return gemm::fit_swizzle(nearest->choice, int(m), int(n), swizzle_fit_of(op));
+}
+
+gemm::KernelChoice rule_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                               std::int64_t k) {
+  return gemm::fit_swizzle(fallback_of(gpu, op, m, n, k), int(m), int(n), swizzle_fit_of(op));
 }
 
 gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,

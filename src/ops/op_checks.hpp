@@ -128,6 +128,10 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
 // shape with its swizzle fitted to the shape's tile grid (gemm::fit_swizzle, swizzle_fit_of).
 gemm::KernelChoice op_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
                              std::int64_t k);
+// The same where `gpu`'s table has no row near: fallback_of with its swizzle fitted — the rule alone
+// (what `coda-bench choose --gpu h100-rule|h200-rule` prints for pricing a rule).
+gemm::KernelChoice rule_choice(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std::int64_t n,
+                               std::int64_t k);
 // Device scratch of at least `need` bytes (need_name says how to size it), 16-byte aligned.
 void require_workspace(const ArgCheck& check, const void* workspace, std::size_t bytes,
                        std::size_t need, const char* need_name);

@@ -77,4 +77,3 @@ def scaled_grad(grad: torch.Tensor, g: torch.Tensor, dtype: torch.dtype) -> torc
     grad's dtype (for an fp32 ∂W_lm of Qwen3-8B widths that copy is 2.5 GB written and read again
     and 2.5 GB more peak memory)."""
     return torch.mul(grad, g, out=torch.empty(grad.shape, dtype=dtype, device=grad.device))
-
