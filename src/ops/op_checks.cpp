@@ -247,19 +247,18 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
     case OpKey::kLinearRmsnormBwd:
     case OpKey::kLinearBiasGeluBwd:
     case OpKey::kLinearSwigluBwd: {
+      if (op == OpKey::kLinearRmsnormBwd && k < kRmsnormBwdPingpongK && m < kRmsnormBwdPingpongRows)
+        return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1,
+                Decomposition::kHeuristic};
       gemm::KernelChoice c = gemm::choose_data_parallel_kernel_for(
           gpu, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
-      // The RMSNorm backward runs Cooperative 128 x 256 wherever it was tuned (all 14 rows of
-      // both GPUs' tables); the plain dgrad GEMM's own choice does not carry over: at the 8B QKV
-      // dgrad (16384 x 4096 x 6144) the plain GEMM's Pingpong 128 x 128 ran 1.43 x matmul, the
-      // Cooperative kernel 1.10 (H100, python -m coda.bench tune, twenty-second session).
-      if (op == OpKey::kLinearSwigluBwd)
-        return wide_pingpong_where_measured(
-            gpu, op, m, n, k,
-            {TileConfig::kPingpong128x128Cluster2x1, c.raster, c.swizzle, c.decomposition});
-      if (op == OpKey::kLinearRmsnormBwd || !epilogue::has_program_instance(op, c.config))
+      if (op == OpKey::kLinearRmsnormBwd) {
         c.config = TileConfig::kCoop128x256Cluster2x1;
-      return c;
+        return c;
+      }
+      return wide_pingpong_where_measured(
+          gpu, op, m, n, k,
+          {TileConfig::kPingpong128x128Cluster2x1, c.raster, c.swizzle, c.decomposition});
     }
     case OpKey::kLinearQknormRopeSavePre:
     case OpKey::kLinearRmsnormQknormRopeSavePre: {
@@ -289,31 +288,45 @@ gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int
   return {rule.config, RasterOrder::kAlongM, 1, rule.decomposition};
 }
 
+namespace {
+
+// Pingpong 128 x 192 along the shorter mode of its tile grid at M x N, swizzle 2 where that pads
+// no tile, else 1 with the same raster (which op_choice's own fit then keeps).
+gemm::KernelChoice wide_along_shorter_mode(std::int64_t m, std::int64_t n) {
+  constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
+  const gemm::ClusterTiles tiles = gemm::cluster_tiles(kWide, long(m), long(n));
+  const RasterOrder raster = tiles.rows < tiles.cols ? RasterOrder::kAlongM : RasterOrder::kAlongN;
+  return gemm::fit_swizzle({kWide, raster, 2, Decomposition::kHeuristic}, int(m), int(n));
+}
+
+}  // namespace
+
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                                 std::int64_t n, std::int64_t k,
                                                 const gemm::KernelChoice& rule) {
   constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
   if (gpu != gemm::TunedGpu::kH100 || !epilogue::has_program_instance(op, kWide)) return rule;
-  const bool swiglu_bwd = op == OpKey::kLinearSwigluBwd;
-  const bool forward_pingpong =
-      !swiglu_bwd && rule.config == TileConfig::kPingpong128x128Cluster2x1;
-  if (m < kFewTokens) {
-    if (!forward_pingpong) return rule;
-    // Along the shorter mode of the wide tile's grid, swizzle 2 where it pads no tile (else 1,
-    // same raster: the fit that follows in op_choice then leaves it as it is).
-    const gemm::ClusterTiles tiles = gemm::cluster_tiles(kWide, long(m), long(n));
-    const RasterOrder raster = tiles.rows < tiles.cols ? RasterOrder::kAlongM : RasterOrder::kAlongN;
-    return gemm::fit_swizzle({kWide, raster, 2, Decomposition::kHeuristic}, int(m), int(n));
+  if (is_wide_dgrad(op)) {
+    if (k >= 4096)
+      return m < kFewTokens ? wide_along_shorter_mode(m, n)
+                            : gemm::KernelChoice{kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
+    if (m < kFewTokens) return rule;
+    return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
   }
+  const bool forward_pingpong = rule.config == TileConfig::kPingpong128x128Cluster2x1;
+  if (m < kFewTokens) return forward_pingpong ? wide_along_shorter_mode(m, n) : rule;
   // A forward op keeps Cooperative from K = 8192, and the walk along M of a small A; an MLP's
   // wide output widens at every K below 8192 and either raster (the LM head's cross-entropy does
   // not: at K = 2048 the wide tile ran 0.69-0.95 of the rule's speed on the H100's tuner logs).
   const bool wide_output =
       forward_pingpong && op != OpKey::kLinearCrossEntropy && is_wide_output(op, n, k);
-  if (!wide_output &&
-      (k < 4096 || (!swiglu_bwd && !(forward_pingpong && rule.raster == RasterOrder::kAlongN))))
+  if (!wide_output && (k < 4096 || !(forward_pingpong && rule.raster == RasterOrder::kAlongN)))
     return rule;
   return {kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
+}
+
+bool is_wide_dgrad(OpKey op) {
+  return op == OpKey::kLinearSwigluBwd || op == OpKey::kLinearBiasGeluBwd;
 }
 
 bool is_wide_output(OpKey op, std::int64_t n, std::int64_t k) {

@@ -68,6 +68,14 @@ gemm::SwizzleFit swizzle_fit_of(OpKey op);
 // one run) the rows it changed ran 0.91 and 0.90 × their old time. Its known loss: at M = 1024,
 // where 128×128 tiles fill their waves as well, 0.95 of the best against the old 0.975 (priced).
 // Why (a reading): with 1–3 waves of tiles, the wider tile's fewer, fuller waves.
+// An MLP's wide dgrad (is_wide_dgrad: the SwiGLU and bias-GELU backward) on the H100: from K = 4096,
+// 128×192 along N with swizzle 2 from kFewTokens and along the shorter mode below it (as a forward
+// op's); below K = 4096, Pingpong 128×128 along N with swizzle 2 from kFewTokens, else `rule` (the
+// dgrad GEMM's kernel in Pingpong). Over the H100 op tuner's rows of both ops (sessions 31, 37, 40,
+// 41; M = 1024–65536, 1B, 8B and Qwen3-8B widths) the rule alone is within 0.92 of the best
+// candidate on 44 of 48 SwiGLU-backward rows (was 32 of 47) and 46 of 50 bias-GELU-backward rows
+// (20 of 45: it ran Cooperative where the dgrad GEMM did); its known loss is M = 1024 at K = 4096,
+// 0.88–0.94 of the best where 128×128 along M ran the best (42nd session; in sample).
 // On the H200 (its own refinement: along_m_where_measured) and on a GPU without tables `rule` is
 // returned unchanged.
 constexpr std::int64_t kFewTokens = 4096;
@@ -91,6 +99,8 @@ gemm::KernelChoice forward_program_rule(std::int64_t m, std::int64_t n, std::int
 // The ops whose output is an MLP's or the LM head's width, N >= 2K: SwiGLU, RMSNorm + SwiGLU,
 // bias-GELU with or without Pre, the loss-only cross-entropy (the rules' wide-output cases).
 bool is_wide_output(OpKey op, std::int64_t n, std::int64_t k);
+// The dgrad ops whose output is an MLP's wide hidden layer: the SwiGLU and bias-GELU backward.
+bool is_wide_dgrad(OpKey op);
 // On the H200, a wide-output forward op (SwiGLU, RMSNorm + SwiGLU, bias-GELU with or without Pre,
 // the loss-only cross-entropy; N >= 2K) walks along M with swizzle 1 where the rule walks along N
 // with Pingpong 128x128 over fewer tile rows than columns, up to M = kH200AlongMRows
@@ -107,16 +117,27 @@ constexpr std::int64_t kH200AlongMVocabRows = 6144;  // between the measured 579
 gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                           std::int64_t n, std::int64_t k,
                                           const gemm::KernelChoice& rule);
+// The RMSNorm backward's kernel below K = 8192, as forward_program_rule's (the epilogue's share of
+// a tile's time is larger over a short K, and Pingpong hides it): Pingpong 128×128 along N with
+// swizzle 1, up to 32768 rows. On the op tuner's QKV-dgrad rows (K = 3072 and 6144; 1B, 8B and
+// Qwen3-8B widths; sessions 31, 37, 40, 41) it is within 0.92 of the best candidate on 32 of 32
+// H200 rows (M = 4096–16384; the rule before it, the dgrad GEMM's raster in Cooperative: 16 of
+// 23 priced) and on 33 of 44 H100 rows (28 of 43), but at M = 46341 and 65536 on the H100 it read
+// 0.73–0.82 where Cooperative along N read 0.99, and the H100's table row at 32768 is Cooperative.
+constexpr std::int64_t kRmsnormBwdPingpongK = 8192;
+constexpr std::int64_t kRmsnormBwdPingpongRows = 32768;
 // An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
 // - the forward ops, the loss-only cross-entropy among them: forward_program_rule (the
 //   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the
 //   best candidate's speed on the H100's tuned shapes, where the rule is within 0.92;
 //   nineteenth session);
-// - the ops in a dgrad GEMM (`linear_rmsnorm_bwd`, `linear_bias_gelu_bwd`): the plain dgrad GEMM's
-//   data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain GEMM's last
-//   wave) mapped onto the programs' configs (Pingpong stays Pingpong, the rest Cooperative
-//   128×256 2×1); `linear_swiglu_bwd` takes it in Pingpong, whose epilogue (a packed tile load and
-//   store) overlaps the other warp group's mainloop;
+// - the RMSNorm backward (`linear_rmsnorm_bwd`): below K = kRmsnormBwdPingpongK (the QKV dgrad) and
+//   kRmsnormBwdPingpongRows, Pingpong 128×128 along N with swizzle 1; elsewhere the plain dgrad
+//   GEMM's data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain
+//   GEMM's last wave) in Cooperative 128×256 2×1;
+// - an MLP's wide dgrad (`linear_swiglu_bwd`, `linear_bias_gelu_bwd`: is_wide_dgrad): that dgrad
+//   kernel in Pingpong 128×128, whose epilogue overlaps the other warp group's mainloop, then
+//   wide_pingpong_where_measured;
 // - a QK-norm op that saves Pre: its base op's choice (op_choice) in Pingpong; under Cooperative
 //   the Pre tile's store stages (a 128 × 128 subtile) leave the mainloop two stages.
 // `gpu`: whose GEMM table the dgrad ops' kernel comes from (gemm::current_tuned_gpu() when an op

@@ -200,14 +200,21 @@ TEST(FallbackOf, WidensPingpongOnTheH100FromK4096) {
   EXPECT_FALSE(epilogue::has_program_instance(OpKey::kLinearQknormRope, wide.config));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 12000, 6144, 4096),
             forward_program_rule(12000, 6144, 4096));
-  // The SwiGLU backward: 128 x 192 at K = 4096 and 8192, Pingpong 128 x 128 at K = 2048 and below
-  // the measured M (4096 tokens).
-  for (std::int64_t k : {4096, 8192})
-    EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, k), wide) << k;
-  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 12000, 12288, 2048).config,
-            gemm::TileConfig::kPingpong128x128Cluster2x1);
-  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 4095, 12288, 4096).config,
-            gemm::TileConfig::kPingpong128x128Cluster2x1);
+  // An MLP's wide dgrad (the SwiGLU and bias-GELU backward): from kFewTokens, 128 x 192 along N
+  // swizzle 2 at K = 4096 and 8192, Pingpong 128 x 128 along N swizzle 2 at K = 2048; below it,
+  // 128 x 192 along the shorter mode from K = 4096 (FallbackOf.WidensPingpongBelowFewTokens) and
+  // the dgrad GEMM's kernel in Pingpong at K = 2048.
+  const gemm::KernelChoice narrow_along_n{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                          gemm::RasterOrder::kAlongN, 2,
+                                          gemm::Decomposition::kHeuristic};
+  for (OpKey op : {OpKey::kLinearSwigluBwd, OpKey::kLinearBiasGeluBwd}) {
+    for (std::int64_t k : {4096, 8192})
+      EXPECT_EQ(fallback_of(kH100, op, 12000, 12288, k), wide) << name(op) << " " << k;
+    EXPECT_EQ(fallback_of(kH100, op, 12000, 12288, 2048), narrow_along_n) << name(op);
+    EXPECT_EQ(fallback_of(kH100, op, 4095, 12288, 4096).config, wide.config) << name(op);
+    EXPECT_EQ(fallback_of(kH100, op, 4095, 12288, 2048).config,
+              gemm::TileConfig::kPingpong128x128Cluster2x1) << name(op);
+  }
   // Through op_choice at widths and an M no H100 row is near (Llama-2-7B's FFN 11008, M = 11000):
   // the SwiGLU backward keeps swizzle 2 at 2.3 % padding (its own fit, 3 %), a forward op drops to
   // 1 (the default 2 %).
@@ -241,16 +248,21 @@ TEST(FallbackOf, WidensPingpongBelowFewTokens) {
   EXPECT_EQ(op_choice(kH100, OpKey::kLinearSwiglu, 2200, 22016, 4096), wide(RasterOrder::kAlongM, 1));
   // More tile rows than columns: along N.
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearResidualRms, 3000, 1024, 2048).raster, RasterOrder::kAlongN);
-  // Not widened: Cooperative (K = 8192), from kFewTokens at K = 2048, the QK-norm programs, the
-  // backward ops, and every other GPU.
+  // Not widened: Cooperative (K = 8192), from kFewTokens at K = 2048, the QK-norm programs, and
+  // every other GPU.
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwiglu, 1448, 57344, 8192),
             forward_program_rule(1448, 57344, 8192));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearRope, kFewTokens, 3072, 2048),
             forward_program_rule(kFewTokens, 3072, 2048));
   EXPECT_EQ(fallback_of(kH100, OpKey::kLinearQknormRope, 1448, 6144, 4096),
             forward_program_rule(1448, 6144, 4096));
-  EXPECT_EQ(fallback_of(kH100, OpKey::kLinearSwigluBwd, 1448, 14336, 4096).config,
-            gemm::TileConfig::kPingpong128x128Cluster2x1);
+  // An MLP's wide dgrad widens the same way from K = 4096 (1448 rows: 12 tile rows against 75
+  // columns, along M, swizzle 2), not at K = 2048.
+  for (OpKey op : {OpKey::kLinearSwigluBwd, OpKey::kLinearBiasGeluBwd}) {
+    EXPECT_EQ(fallback_of(kH100, op, 1448, 14336, 4096), wide(RasterOrder::kAlongM, 2)) << name(op);
+    EXPECT_EQ(fallback_of(kH100, op, 1448, 8192, 2048).config,
+              gemm::TileConfig::kPingpong128x128Cluster2x1) << name(op);
+  }
   for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH200})
     EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnorm, 1448, 6144, 4096),
               forward_program_rule(1448, 6144, 4096)) << gemm::to_string(gpu);
@@ -300,12 +312,20 @@ TEST(FallbackOf, NamesEachOpsOwnKernel) {
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwiglu, m, n, k), forward_program_rule(m, n, k));
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwigluBwd, m, n, k).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
-  // The RMSNorm backward: Cooperative 128 x 256 on every GPU, also where the plain dgrad GEMM
-  // runs Pingpong (the 8B QKV dgrad on the H100).
+  // The RMSNorm backward: below K = 8192 and 32768 rows (the QKV dgrad) Pingpong 128 x 128 along
+  // N, swizzle 1, on every GPU; elsewhere Cooperative 128 x 256, also where the plain dgrad GEMM
+  // runs Pingpong.
+  const gemm::KernelChoice rmsnorm_bwd_short_k{gemm::TileConfig::kPingpong128x128Cluster2x1,
+                                               gemm::RasterOrder::kAlongN, 1,
+                                               gemm::Decomposition::kHeuristic};
   for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100, gemm::TunedGpu::kH200}) {
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144).config,
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144), rmsnorm_bwd_short_k)
+        << gemm::to_string(gpu);
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, m, n, k), rmsnorm_bwd_short_k)
+        << gemm::to_string(gpu);
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 32768, 4096, 6144).config,
               gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, m, n, k).config,
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 8192).config,
               gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
   }
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearCrossEntropy, m, 128256, k),
@@ -316,13 +336,19 @@ TEST(FallbackOf, NamesEachOpsOwnKernel) {
   gemm::KernelChoice expected = base;
   expected.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearQknormRopeSavePre, 1024, 10240, 8192), expected);
-  // The ops in a dgrad GEMM share the plain dgrad GEMM's raster and swizzle.
-  const gemm::KernelChoice dgrad = gemm::choose_data_parallel_kernel_for(
-      kHost, gemm::OperandLayout::kAkBn, DType::kBF16, int(m), int(n), int(k));
-  for (OpKey op : {OpKey::kLinearRmsnormBwd, OpKey::kLinearBiasGeluBwd, OpKey::kLinearSwigluBwd}) {
-    const gemm::KernelChoice c = fallback_of(kHost, op, m, n, k);
-    EXPECT_EQ(c.raster, dgrad.raster) << name(op);
-    EXPECT_EQ(c.swizzle, dgrad.swizzle) << name(op);
+  // Elsewhere the ops in a dgrad GEMM share the plain dgrad GEMM's raster and swizzle: the
+  // RMSNorm backward's in Cooperative, an MLP's wide dgrad's in Pingpong (off the H100).
+  const auto dgrad = [](std::int64_t m_, std::int64_t n_, std::int64_t k_) {
+    return gemm::choose_data_parallel_kernel_for(kHost, gemm::OperandLayout::kAkBn, DType::kBF16,
+                                                 int(m_), int(n_), int(k_));
+  };
+  gemm::KernelChoice expected_rms = dgrad(m, n, 16384);
+  expected_rms.config = gemm::TileConfig::kCoop128x256Cluster2x1;
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearRmsnormBwd, m, n, 16384), expected_rms);
+  for (OpKey op : {OpKey::kLinearBiasGeluBwd, OpKey::kLinearSwigluBwd}) {
+    gemm::KernelChoice expected_mlp = dgrad(m, n, k);
+    expected_mlp.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
+    EXPECT_EQ(fallback_of(kHost, op, m, n, k), expected_mlp) << name(op);
   }
 }
 
