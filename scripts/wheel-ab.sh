@@ -10,7 +10,9 @@
 # control. Environment: AB_TOKENS (default 16384), AB_ROUNDS (default 5; more for kernels under
 # ~100 µs, whose pairs' spread reached 0.2-1.2 at M = 4600 in the 41st session), AB_STATES (default "boost sustained"),
 # AB_BUDGET_S (default 560: passes that would start later are skipped), AB_LABEL (the commit label
-# the JSON records; default the wheel folders' names). Output: $OUT/ab (or ./ab), one
+# the JSON records; default the wheel folders' names), AB_VARIANTS (default coda,torch_matmul,coda_gemm;
+# a change that flips a kernel between Pingpong and Cooperative adds eager: what runs between
+# launches can reverse that ranking, docs/benchmarks.md §5.1). Output: $OUT/ab (or ./ab), one
 # STATE_PASS_MODEL folder per pass and model, and the verdict of scripts/ab_summary.py, printed and
 # kept as ab/summary.md. It ends with the NEW wheel installed (the passes end on the old one), so
 # tests run after it check the build under test.
@@ -31,7 +33,7 @@ for state in ${AB_STATES:-boost sustained}; do
       [ "$left" -lt 15 ] && { echo "budget spent before $state $pass $model"; break 3; }
       CODA_COMMIT=${AB_LABEL:-$(basename "$old")-vs-$(basename "$new")}-$(basename "$dir") \
         timeout "$left" python3 -m coda.bench ops --models "$model" --ops "$ops" \
-        --variants coda,torch_matmul,coda_gemm --tokens "${AB_TOKENS:-16384}" --seed 3407 --rounds "${AB_ROUNDS:-5}" \
+        --variants "${AB_VARIANTS:-coda,torch_matmul,coda_gemm}" --tokens "${AB_TOKENS:-16384}" --seed 3407 --rounds "${AB_ROUNDS:-5}" \
         "${extra[@]}" --out "$out/${state}_${pass}_$model" > "$out/${state}_${pass}_$model.log" 2>&1
     done
     echo "== $state $pass done at $((SECONDS - t0)) s"

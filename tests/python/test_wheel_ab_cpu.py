@@ -21,7 +21,8 @@ STAND_IN = f"""#!/usr/bin/env bash
 state=$(dirname "$0")/installed
 if [ "$1 $2" = "-m pip" ]; then for a in "$@"; do case $a in *.whl) echo "$a" > "$state";; esac; done; exit 0; fi
 if [ "$1 $2" = "-m coda.bench" ]; then
-  while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; [ "$1" = --rounds ] && echo "$2" > "$(dirname "$0")/rounds"; shift; done
+  while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; [ "$1" = --rounds ] && echo "$2" > "$(dirname "$0")/rounds"
+    [ "$1" = --variants ] && echo "$2" > "$(dirname "$0")/variants"; shift; done
   ms=1.0; kernel=old_kernel; grep -q /new/ "$state" && {{ ms=0.9; kernel=new_kernel; }}
   mkdir -p "$out"
   echo "{{\\"rows\\": [{{\\"name\\": \\"linear_rope\\", \\"shape\\": \\"8B\\", \\"M\\": 16384, \\"coda_ms\\": $ms, \\"kernel\\": \\"$kernel\\", \\"check_passed\\": true, \\"ratios\\": {{\\"coda/torch_matmul\\": $ms}}}}]}}" > "$out/ops.json"
@@ -55,11 +56,14 @@ def test_wheel_ab_runs_old_new_new_old_in_both_states_summarises_and_leaves_the_
     # Tests run after the script check the build under test: the new wheel is left installed.
     assert "/new/" in (bin_dir / "installed").read_text()
     assert (bin_dir / "rounds").read_text().strip() == "5"  # AB_ROUNDS' default
+    assert (bin_dir / "variants").read_text().strip() == "coda,torch_matmul,coda_gemm"  # AB_VARIANTS' default
     run = subprocess.run(["bash", str(REPO / "scripts" / "wheel-ab.sh"), str(tmp_path / "old"),
                           str(tmp_path / "new"), "8B linear_rope"], cwd=REPO,
-                         env=dict(env, AB_ROUNDS="9", AB_STATES="boost"), capture_output=True, text=True, timeout=60)
+                         env=dict(env, AB_ROUNDS="9", AB_STATES="boost", AB_VARIANTS="coda,eager"),
+                         capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert (bin_dir / "rounds").read_text().strip() == "9"
+    assert (bin_dir / "variants").read_text().strip() == "coda,eager"
 
 
 def row(ms, passed=True, kernel="k"):
