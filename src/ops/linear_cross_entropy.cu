@@ -372,12 +372,17 @@ __global__ void __launch_bounds__(kRowThreads, 1)
     cross_entropy_row<kSoftcap>(logits, ld, vocab, a, row, maxes, sums);
 }
 
-// Rows per chunk of the fwd+bwd op: `asked`, or ~1 GiB of bf16 logits; a multiple of 128, ≥ 128.
+// Rows per chunk of the fwd+bwd op: `asked`, or the fewest chunks of at most ~2 GiB of bf16
+// logits, made equal (a multiple of 128, ≥ 128). Each chunk after the first reduce-adds the whole
+// fp32 dW (2 · V·H·4 bytes of traffic, 5 GB at Qwen3-8B widths), so fewer chunks move less; equal
+// ones leave no short last chunk whose GEMMs run a part-empty wave.
+constexpr std::int64_t kChunkLogitsBytes = 2ll << 30;
 std::int64_t chunk_rows(std::int64_t m, std::int64_t v, std::int64_t asked) {
-  const std::int64_t rows =
-      asked > 0 ? asked
-                : std::max<std::int64_t>(128, ((1ll << 30) / (2 * round_up(v, 8))) / 128 * 128);
-  return std::min(rows, m);
+  if (asked > 0) return std::min(asked, m);
+  const std::int64_t most =
+      std::max<std::int64_t>(128, kChunkLogitsBytes / (2 * round_up(v, 8)) / 128 * 128);
+  const std::int64_t chunks = (m + most - 1) / most;
+  return std::min(round_up((m + chunks - 1) / chunks, 128), m);
 }
 
 struct Shape {

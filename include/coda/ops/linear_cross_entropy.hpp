@@ -29,7 +29,7 @@ struct CrossEntropyOptions {
   Reduction reduction = Reduction::kMean;
   float z_loss = 0.0f;   // weight of the z-loss term lse² (PaLM); 0: off
   float softcap = 0.0f;  // > 0: logits ← softcap · tanh(logits / softcap) first (Gemma 2); 0: off
-  // fwd_bwd only: rows per chunk (a multiple of 128), 0: as many as ~1 GiB of bf16 logits holds.
+  // fwd_bwd only: rows per chunk (a multiple of 128), 0: the fewest equal chunks of ≤ ~2 GiB of bf16 logits.
   std::int64_t chunk_rows = 0;
   // Check every target first (one small kernel, then a stream synchronize: for debugging, not
   // during CUDA graph capture) and throw coda::Error naming the first row out of range, before
@@ -58,7 +58,7 @@ void linear_cross_entropy(const TensorView& loss, const TensorView& lse, const T
 //   dW  = dlogitsᵀ · X          [V, H] fp32, or added to dW (accumulate_dW: micro-batches)
 //   zdz = Σ_v logit · dlogit    [M] fp32, raw (pre-soft-cap) logits: the final RMSNorm backward's
 //                               ⟨z, dz⟩ (linear_rmsnorm_bwd); optional
-// dlogits is never whole: rows go in chunks of ~1 GiB of bf16 logits (workspace), each chunk one
+// dlogits is never whole: rows go in chunks of ≤ ~2 GiB of bf16 logits (workspace), each chunk one
 // logits GEMM (the forward's, with the online lse), one element-wise pass that turns the logits
 // into dlogits in place, a dgrad GEMM into dX's rows and a wgrad GEMM that reduce-adds into dW
 // (the first chunk's stores dW unless accumulate_dW: no zero-fill pass).

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """coda.nn.LinearCrossEntropy: the LM head with cross-entropy, loss only — the [tokens, vocab]
 logits never exist whole. Training runs forward and backward in one call
-(linear_cross_entropy_fwd_bwd, in ~1 GiB row chunks) and the backward scales the held gradients by
+(linear_cross_entropy_fwd_bwd, in row chunks of ≤ ~2 GiB of logits) and the backward scales the held gradients by
 the upstream one; evaluation (no grad) runs the loss-only kernel."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
 class LinearCrossEntropy(nn.Module):
     """loss = mean cross-entropy of (x · weightᵀ) against targets (ignore_index skipped), with
     optional z-loss (z_loss · lse²) and logit soft-capping (Gemma 2). x: [..., in_features] bf16,
-    targets: [...] int32/int64. Extra memory: ~1 GiB of logit chunks plus an fp32 ∂W. An fp32
+    targets: [...] int32/int64. Extra memory: ≤ ~2 GiB of logit chunks plus an fp32 ∂W. An fp32
     weight (or x) runs under bf16 autocast, as in coda.nn.precision, its gradient returned in fp32."""
 
     def __init__(self, in_features: int, vocab_size: int, ignore_index: int = -100, z_loss: float = 0.0,

@@ -175,6 +175,26 @@ TEST(OpsValidation, CrossEntropy) {
             "soft-cap)");
 }
 
+// The fwd+bwd op's automatic chunks: the fewest of at most ~2 GiB of bf16 logits, made equal
+// (multiples of 128); its workspace is one chunk's logits plus three floats a row and a count.
+TEST(OpsValidation, CrossEntropyChunksAreFewAndEqual) {
+  auto logits_rows = [](std::int64_t m, std::int64_t v, std::int64_t asked = 0) {
+    const std::int64_t ld = (v + 7) / 8 * 8, tail = (2 * ((m + 3) / 4 * 4) + 4) * 4;
+    const auto bytes = std::int64_t(linear_cross_entropy_fwd_bwd_workspace_bytes(m, v, asked));
+    EXPECT_EQ((bytes - tail) % (2 * ld), 0);
+    return (bytes - tail) / (2 * ld);
+  };
+  // Qwen3-8B widths: at most 7040 rows a chunk (2 GiB / (2 · 151936)), so 16384 rows go in three
+  // chunks of 5504 (not 7040, 7040, 2304).
+  EXPECT_EQ(logits_rows(16384, 151936), 5504);
+  EXPECT_EQ(logits_rows(7040, 151936), 7040);       // one full chunk
+  EXPECT_EQ(logits_rows(7041, 151936), 3584);       // two: ceil(7041 / 2) = 3521, to 128
+  EXPECT_EQ(logits_rows(1000, 151936), 1000);       // fewer rows than a chunk: the rows
+  EXPECT_EQ(logits_rows(16384, 151936, 256), 256);  // asked
+  EXPECT_EQ(logits_rows(100, 151936, 256), 100);
+  EXPECT_EQ(logits_rows(300, 1 << 24), 128);  // a huge vocabulary: 128 rows at least
+}
+
 TEST(OpsValidation, SwiGluBackward) {
   // dOut [64, 128], W_down [128, 96] (F = 96), Z / dZ [64, 192], Y [64, 96].
   const auto dOut = bf16(0x10000, 64, 128), W = bf16(0x20000, 128, 96);
