@@ -247,7 +247,8 @@ gemm::KernelChoice fallback_of(gemm::TunedGpu gpu, OpKey op, std::int64_t m, std
     case OpKey::kLinearRmsnormBwd:
     case OpKey::kLinearBiasGeluBwd:
     case OpKey::kLinearSwigluBwd: {
-      if (op == OpKey::kLinearRmsnormBwd && k < kRmsnormBwdPingpongK && m < kRmsnormBwdPingpongRows)
+      if (op == OpKey::kLinearRmsnormBwd && gpu == gemm::TunedGpu::kH200 &&
+          k < kRmsnormBwdPingpongK && m < kRmsnormBwdPingpongRows)
         return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 1,
                 Decomposition::kHeuristic};
       gemm::KernelChoice c = gemm::choose_data_parallel_kernel_for(

@@ -117,13 +117,17 @@ constexpr std::int64_t kH200AlongMVocabRows = 6144;  // between the measured 579
 gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                           std::int64_t n, std::int64_t k,
                                           const gemm::KernelChoice& rule);
-// The RMSNorm backward's kernel below K = 8192, as forward_program_rule's (the epilogue's share of
-// a tile's time is larger over a short K, and Pingpong hides it): Pingpong 128×128 along N with
-// swizzle 1, up to 32768 rows. On the op tuner's QKV-dgrad rows (K = 3072 and 6144; 1B, 8B and
-// Qwen3-8B widths; sessions 31, 37, 40, 41) it is within 0.92 of the best candidate on 32 of 32
-// H200 rows (M = 4096–16384; the rule before it, the dgrad GEMM's raster in Cooperative: 16 of
-// 23 priced) and on 33 of 44 H100 rows (28 of 43), but at M = 46341 and 65536 on the H100 it read
-// 0.73–0.82 where Cooperative along N read 0.99, and the H100's table row at 32768 is Cooperative.
+// On the H200, the RMSNorm backward's kernel below K = 8192 (the QKV dgrad), as
+// forward_program_rule's (the epilogue's share of a tile's time is larger over a short K, and
+// Pingpong hides it): Pingpong 128×128 along N with swizzle 1, below 32768 rows. On the H200's op
+// tuner rows of that dgrad (K = 3072 and 6144; M = 4096–16384; 1B, 8B and Qwen3-8B widths) it is
+// within 0.92 of the best candidate on 32 of 32 (the rule before it, the dgrad GEMM's raster in
+// Cooperative: 16 of 23 priced), and A/B'd at Qwen2.5-7B's widths with eager PyTorch in the rounds
+// it ran 0.933 and 0.976 × the old time at M = 5958 and 10000 (42nd session). The H100 keeps
+// Cooperative: there it read 0.910 timed beside matmul alone but 1.019 with eager in the rounds,
+// the context that reversed this very ranking before (docs/benchmarks.md §5.1), and its tuner rows
+// at M = 46341–65536 put Cooperative first. The row bound is the H100's (its table row at 32768 is
+// Cooperative); the H200 was measured up to 16384 rows.
 constexpr std::int64_t kRmsnormBwdPingpongK = 8192;
 constexpr std::int64_t kRmsnormBwdPingpongRows = 32768;
 // An op's kernel where no tuned shape is near, at its call's M × N × K (TunedCall):
@@ -131,8 +135,8 @@ constexpr std::int64_t kRmsnormBwdPingpongRows = 32768;
 //   cross-entropy's own fixed choice, Pingpong along M with swizzle 8, ran 0.52–0.71 of the
 //   best candidate's speed on the H100's tuned shapes, where the rule is within 0.92;
 //   nineteenth session);
-// - the RMSNorm backward (`linear_rmsnorm_bwd`): below K = kRmsnormBwdPingpongK (the QKV dgrad) and
-//   kRmsnormBwdPingpongRows, Pingpong 128×128 along N with swizzle 1; elsewhere the plain dgrad
+// - the RMSNorm backward (`linear_rmsnorm_bwd`): on the H200 below K = kRmsnormBwdPingpongK (the QKV
+//   dgrad) and kRmsnormBwdPingpongRows, Pingpong 128×128 along N with swizzle 1; elsewhere the plain dgrad
 //   GEMM's data-parallel kernel (its raster and swizzle, not the stream-K that fills a plain
 //   GEMM's last wave) in Cooperative 128×256 2×1;
 // - an MLP's wide dgrad (`linear_swiglu_bwd`, `linear_bias_gelu_bwd`: is_wide_dgrad): that dgrad

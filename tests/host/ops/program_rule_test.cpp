@@ -308,24 +308,27 @@ TEST(FallbackOf, WalksAlongMForWideOutputsOnTheH200) {
 
 // What each op falls back to, where no tuned row is near.
 TEST(FallbackOf, NamesEachOpsOwnKernel) {
+  constexpr gemm::TunedGpu kH200 = gemm::TunedGpu::kH200;
   const std::int64_t m = 3000, n = 8192, k = 2048;
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwiglu, m, n, k), forward_program_rule(m, n, k));
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearSwigluBwd, m, n, k).config,
             gemm::TileConfig::kPingpong128x128Cluster2x1);
-  // The RMSNorm backward: below K = 8192 and 32768 rows (the QKV dgrad) Pingpong 128 x 128 along
-  // N, swizzle 1, on every GPU; elsewhere Cooperative 128 x 256, also where the plain dgrad GEMM
-  // runs Pingpong.
+  // The RMSNorm backward: on the H200 below K = 8192 and 32768 rows (the QKV dgrad) Pingpong
+  // 128 x 128 along N, swizzle 1; elsewhere, and on every other GPU, Cooperative 128 x 256, also
+  // where the plain dgrad GEMM runs Pingpong.
   const gemm::KernelChoice rmsnorm_bwd_short_k{gemm::TileConfig::kPingpong128x128Cluster2x1,
                                                gemm::RasterOrder::kAlongN, 1,
                                                gemm::Decomposition::kHeuristic};
-  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100, gemm::TunedGpu::kH200}) {
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144), rmsnorm_bwd_short_k)
-        << gemm::to_string(gpu);
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, m, n, k), rmsnorm_bwd_short_k)
-        << gemm::to_string(gpu);
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 32768, 4096, 6144).config,
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144), rmsnorm_bwd_short_k);
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearRmsnormBwd, m, n, k), rmsnorm_bwd_short_k);
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearRmsnormBwd, 32768, 4096, 6144).config,
+            gemm::TileConfig::kCoop128x256Cluster2x1);
+  EXPECT_EQ(fallback_of(kH200, OpKey::kLinearRmsnormBwd, 16384, 4096, 8192).config,
+            gemm::TileConfig::kCoop128x256Cluster2x1);
+  for (gemm::TunedGpu gpu : {gemm::TunedGpu::kUntuned, gemm::TunedGpu::kH100}) {
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 6144).config,
               gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
-    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, 16384, 4096, 8192).config,
+    EXPECT_EQ(fallback_of(gpu, OpKey::kLinearRmsnormBwd, m, n, k).config,
               gemm::TileConfig::kCoop128x256Cluster2x1) << gemm::to_string(gpu);
   }
   EXPECT_EQ(fallback_of(kHost, OpKey::kLinearCrossEntropy, m, 128256, k),
@@ -342,9 +345,9 @@ TEST(FallbackOf, NamesEachOpsOwnKernel) {
     return gemm::choose_data_parallel_kernel_for(kHost, gemm::OperandLayout::kAkBn, DType::kBF16,
                                                  int(m_), int(n_), int(k_));
   };
-  gemm::KernelChoice expected_rms = dgrad(m, n, 16384);
+  gemm::KernelChoice expected_rms = dgrad(m, n, k);
   expected_rms.config = gemm::TileConfig::kCoop128x256Cluster2x1;
-  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearRmsnormBwd, m, n, 16384), expected_rms);
+  EXPECT_EQ(fallback_of(kHost, OpKey::kLinearRmsnormBwd, m, n, k), expected_rms);
   for (OpKey op : {OpKey::kLinearBiasGeluBwd, OpKey::kLinearSwigluBwd}) {
     gemm::KernelChoice expected_mlp = dgrad(m, n, k);
     expected_mlp.config = gemm::TileConfig::kPingpong128x128Cluster2x1;
