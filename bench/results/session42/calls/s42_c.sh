@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 42, call 2 (H100; carry .prebuilt/s41r, s42r, s41m, s41c). (1) The rule refits at
-# Qwen2.5-7B's widths, M = 5958 (s42_b.sh's first half: old s41r, new s42r). (2) The CE forward +
+# Qwen2.5-7B's widths, M = 5958 (old .prebuilt/s41r: the 40th session's rules; new .prebuilt/s42r: 45ae566, the 41st session's forward refits and this session's backward ones). (2) The CE forward +
 # backward in the fewest equal chunks of <= ~2 GiB of logits (branch exp-ce-chunk2g-balanced,
 # a2b2ce5 = .prebuilt/s41c) against main's chunks (.prebuilt/s41m, d2eebe0) at the benchmark of
 # record's random M = 5958, where one chunk now holds every row at Qwen3-8B and 8B widths (was two)
