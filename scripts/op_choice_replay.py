@@ -16,8 +16,8 @@ rows where the current choice is not the logged one.
 To compare builds (a rule or table change against the build before it), `--price` reads every
 build's choice at its own candidate column — not an unchanged choice at the row's `today` reading,
 which in kernels under ~100 µs differs from its candidate column by up to ±10 % (bench/RESULTS.md,
-thirty-first session) — and prints per file and overall, for each build, the geomean of best ÷
-choice, the worst, and the rows within 0.92 (a choice no candidate is stays unpriced):
+thirty-first session) — and prints per file, per op and overall, for each build, the geomean of
+best ÷ choice, the worst, and the rows within 0.92 (a choice no candidate is stays unpriced):
 
     python3 scripts/op_choice_replay.py --price old=<build A>/bench/coda-bench,new=<build B>/bench/coda-bench h100 <tune.json ...>
 
@@ -118,9 +118,18 @@ def price_summary(values):
     return f"{geomean:.3f} / {min(values):.2f} / {sum(v >= 0.92 for v in values)} of {len(values)}"
 
 
+def price_by_op(rows, choices):
+    """`price` per op-table key: {op: [best ÷ choice, ...]} — which ops a rule serves worst."""
+    by_op = {}
+    for row, choice in zip(rows, choices):
+        by_op.setdefault(op_key(row), []).extend(price([row], [choice]))
+    return by_op
+
+
 def main_price(builds, gpu, files):
     builds = dict(b.split("=", 1) for b in builds.split(","))
     every = {name: [] for name in builds}
+    every_by_op = {name: {} for name in builds}
     for path in files:
         rows = [r for r in json.load(open(path))["rows"] if r.get("candidates")]
         line = []
@@ -129,8 +138,13 @@ def main_price(builds, gpu, files):
                        for c, r in zip(choose(coda_bench, gpu, [choose_query(r) for r in rows]), rows)]
             values = price(rows, choices)
             every[name] += values
+            for op, op_values in price_by_op(rows, choices).items():
+                every_by_op[name].setdefault(op, []).extend(op_values)
             line.append(f"{name} {price_summary(values)}")
         print(f"{path}: " + "; ".join(line))
+    for op in sorted({op for by_op in every_by_op.values() for op in by_op}):
+        print(f"{op}: " + "; ".join(f"{name} {price_summary(by_op.get(op, []))}"
+                                    for name, by_op in every_by_op.items()))
     print("all: " + "; ".join(f"{name} {price_summary(v)}" for name, v in every.items()))
 
 

@@ -57,3 +57,10 @@ def test_a_heuristic_raster_is_priced_as_the_one_cutlass_runs():
     # Without a shape (or with an explicit raster) the name is spelled as before.
     assert replay_script.candidate_name("coop_128x256_2x1 heuristic s1") == "coop heuristic swizzle 1"
     assert replay_script.candidate_name("pingpong_128x128_2x1 along_m s2", 8, 8) == "pingpong along m swizzle 2"
+
+
+def test_prices_are_grouped_by_op_key():
+    rows = [dict(ROWS[0], name="linear_rmsnorm_bwd_qkv"), dict(ROWS[1], op="linear_swiglu", name="linear_swiglu")]
+    by_op = replay_script.price_by_op(rows, ["pingpong along n swizzle 2", "coop heuristic swizzle 1"])
+    # The second row's choice is no candidate: its op is listed with no priced row.
+    assert by_op == {"linear_rmsnorm_bwd": [1.00 / 1.10], "linear_swiglu": []}
