@@ -291,10 +291,15 @@ gemm::KernelChoice along_m_where_measured(gemm::TunedGpu gpu, OpKey op, std::int
 
 namespace {
 
+// The H100's wide tile (wide_pingpong_where_measured): from K = kWideFromK, and from kFewTokens
+// rows along N with swizzle 2.
+constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
+constexpr std::int64_t kWideFromK = 4096;
+constexpr gemm::KernelChoice kWideAlongN{kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
+
 // Pingpong 128 x 192 along the shorter mode of its tile grid at M x N, swizzle 2 where that pads
 // no tile, else 1 with the same raster (which op_choice's own fit then keeps).
 gemm::KernelChoice wide_along_shorter_mode(std::int64_t m, std::int64_t n) {
-  constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
   const gemm::ClusterTiles tiles = gemm::cluster_tiles(kWide, long(m), long(n));
   const RasterOrder raster = tiles.rows < tiles.cols ? RasterOrder::kAlongM : RasterOrder::kAlongN;
   return gemm::fit_swizzle({kWide, raster, 2, Decomposition::kHeuristic}, int(m), int(n));
@@ -305,12 +310,9 @@ gemm::KernelChoice wide_along_shorter_mode(std::int64_t m, std::int64_t n) {
 gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, std::int64_t m,
                                                 std::int64_t n, std::int64_t k,
                                                 const gemm::KernelChoice& rule) {
-  constexpr TileConfig kWide = TileConfig::kPingpong128x192Cluster2x1;
   if (gpu != gemm::TunedGpu::kH100 || !epilogue::has_program_instance(op, kWide)) return rule;
   if (is_wide_dgrad(op)) {
-    if (k >= 4096)
-      return m < kFewTokens ? wide_along_shorter_mode(m, n)
-                            : gemm::KernelChoice{kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
+    if (k >= kWideFromK) return m < kFewTokens ? wide_along_shorter_mode(m, n) : kWideAlongN;
     if (m < kFewTokens) return rule;
     return {TileConfig::kPingpong128x128Cluster2x1, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
   }
@@ -321,9 +323,9 @@ gemm::KernelChoice wide_pingpong_where_measured(gemm::TunedGpu gpu, OpKey op, st
   // not: at K = 2048 the wide tile ran 0.69-0.95 of the rule's speed on the H100's tuner logs).
   const bool wide_output =
       forward_pingpong && op != OpKey::kLinearCrossEntropy && is_wide_output(op, n, k);
-  if (!wide_output && (k < 4096 || !(forward_pingpong && rule.raster == RasterOrder::kAlongN)))
+  if (!wide_output && (k < kWideFromK || !(forward_pingpong && rule.raster == RasterOrder::kAlongN)))
     return rule;
-  return {kWide, RasterOrder::kAlongN, 2, Decomposition::kHeuristic};
+  return kWideAlongN;
 }
 
 bool is_wide_dgrad(OpKey op) {
