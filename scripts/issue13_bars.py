@@ -17,6 +17,7 @@ within 1-2 % (bench/RESULTS.md, thirty-fifth session): such rows pass or fail by
 mode, not by the kernel.
 """
 import json
+import math
 import sys
 
 BACKWARD = ("_bwd", "_bwd_qkv")
@@ -60,13 +61,44 @@ def verdicts(rows):
     return out
 
 
+def geomeans(rows):
+    """{M: {ratio: (geomean, rows)}} of coda/torch_matmul over the rows held to matmul (not the CE
+    forward + backward, held to its three GEMMs) and coda/compile over every row with a verdict: the
+    one-line summary a record compares across runs."""
+    logs = {}
+    for r in rows:
+        if not r.get("check_passed") or r.get("errors"):
+            continue
+        _, (_, held_to), _ = bar_of(r["name"])
+        for key in (f"coda/{held_to}", "coda/compile"):
+            if key == "coda/torch_gemms":
+                continue
+            ratio = r["ratios"].get(key)
+            if ratio:
+                logs.setdefault(r["M"], {}).setdefault(key, []).append(math.log(ratio))
+    return {m: {k: (math.exp(sum(v) / len(v)), len(v)) for k, v in per_m.items()}
+            for m, per_m in logs.items()}
+
+
+def slower_than_compile(rows):
+    """(M, op, shape, coda/compile) of the checked rows torch.compile beats."""
+    return [(r["M"], r["name"], r.get("shape"), r["ratios"]["coda/compile"]) for r in rows
+            if r.get("check_passed") and not r.get("errors")
+            and (r["ratios"].get("coda/compile") or 0) >= 1]
+
+
 def main(paths):
     for path in paths:
         rows = json.load(open(path))["rows"]
         print(f"== {path}")
+        means = geomeans(rows)
         for m, groups in sorted(verdicts(rows).items()):
             cells = "; ".join(f"{g}: {p}/{n} ({s} split)" for g, (p, s, n) in sorted(groups.items()))
             print(f"M = {m}: {cells}")
+            print(f"M = {m}: geomean " + ", ".join(
+                f"{k} {g:.3f} over {n} rows" for k, (g, n) in sorted(means.get(m, {}).items())))
+        for m, name, shape, ratio in sorted(slower_than_compile(rows)):
+            print(f"M = {m}: torch.compile faster: {name} {shape} coda/compile {ratio:.3f}")
     return 0
 
 

@@ -2,7 +2,7 @@
 """scripts/issue13_bars.py on a made-up ops JSON: each row is held to its own bar (forward 1.06,
 backward and loss-only CE 1.10 × matmul, CE forward + backward 1.10 × its GEMMs, every row under
 torch.compile), a verdict whose rounds straddle the bar is counted as split, and a row that failed
-its check is no verdict."""
+its check is no verdict; the geomeans and the rows torch.compile beats skip that row too."""
 import importlib.util
 import pathlib
 
@@ -15,7 +15,7 @@ spec.loader.exec_module(bars)
 def row(name, m, coda, baseline, key="torch_matmul", compile_ms=(9.0, 9.0, 9.0), passed=True):
     ratios = sorted(c / b for c, b in zip(coda, baseline))
     to_compile = sorted(c / b for c, b in zip(coda, compile_ms))
-    return {"name": name, "M": m, "check_passed": passed, "errors": {},
+    return {"name": name, "M": m, "shape": "8B", "check_passed": passed, "errors": {},
             "ratios": {f"coda/{key}": ratios[1], "coda/compile": to_compile[1]},
             "rounds_ms": {"coda": list(coda), key: list(baseline), "compile": list(compile_ms)}}
 
@@ -38,3 +38,28 @@ def test_each_row_meets_its_own_bar_and_splits_are_counted():
     assert got["CE fwd+bwd <= 1.10 x its GEMMs"] == [0, 0, 1]
     # Every row but the failed one is under compile's 9 ms or the qknorm one's 1.1-1.3 (split).
     assert got["faster than torch.compile"] == [6, 1, 6]
+
+
+def test_geomeans_and_compile_losses_count_checked_rows_only():
+    rows = [
+        row("linear_rope", 4096, (2.0, 2.0, 2.0), (1.0, 1.0, 1.0), compile_ms=(1.0, 1.0, 1.0)),
+        row("linear_swiglu", 4096, (0.5, 0.5, 0.5), (1.0, 1.0, 1.0), compile_ms=(4.0, 4.0, 4.0)),
+        row("linear_cross_entropy_fwd_bwd", 4096, (3.0, 3.0, 3.0), (3.0, 3.0, 3.0), key="torch_gemms",
+            compile_ms=(3.0, 3.0, 3.0)),
+        # The CE forward + backward against one matmul (3x) is not held to matmul: left out.
+        row("linear_cross_entropy_fwd_bwd", 8192, (3.0, 3.0, 3.0), (1.0, 1.0, 1.0),
+            compile_ms=(6.0, 6.0, 6.0)),
+        row("linear_rmsnorm", 4096, (9.0, 9.0, 9.0), (1.0, 1.0, 1.0), compile_ms=(1.0, 1.0, 1.0),
+            passed=False),
+    ]
+    means = bars.geomeans(rows)[4096]
+    # coda/torch_matmul: 2.0 and 0.5 (the CE row has none, the failed row is left out) -> 1.0.
+    assert means["coda/torch_matmul"][1] == 2
+    assert abs(means["coda/torch_matmul"][0] - 1.0) < 1e-12
+    # coda/compile: 2.0, 0.125, 1.0 -> (0.25)^(1/3).
+    assert means["coda/compile"][1] == 3
+    assert abs(means["coda/compile"][0] - 0.25 ** (1 / 3)) < 1e-12
+    assert "coda/torch_matmul" not in bars.geomeans(rows)[8192]
+    # A tie with compile is not faster; the failed row is no verdict.
+    assert bars.slower_than_compile(rows) == [
+        (4096, "linear_rope", "8B", 2.0), (4096, "linear_cross_entropy_fwd_bwd", "8B", 1.0)]
