@@ -4,6 +4,11 @@
 per M, and how many of those verdicts the run's own rounds leave open.
 
     python3 scripts/issue13_bars.py bench/results/ops_py.h100.json [more.json ...]
+    python3 scripts/issue13_bars.py NEW.json --against OLD.json
+
+--against: also CODA's own time NEW ÷ OLD per row (geomean over the rows both checked) and the
+rows whose kernel changed, as a record is compared with the previous one on the same GPU kind
+(a cross-run figure: unchanged rows move by a few %, docs/benchmarks.md §5).
 
 The bars (issue 13): every fused forward op ≤ 1.06 × PyTorch's matmul of its shape; every fused
 backward op ≤ 1.10 × its dgrad GEMM; the loss-only cross-entropy ≤ 1.10; the cross-entropy
@@ -87,7 +92,30 @@ def slower_than_compile(rows):
             and (r["ratios"].get("coda/compile") or 0) >= 1]
 
 
-def main(paths):
+def against(new_rows, old_rows):
+    """(geomean of coda_ms new ÷ old, rows, [(M, op, shape, ratio, old kernel, new kernel)]) over
+    the rows both runs checked; the list holds those whose kernel changed."""
+    def checked(rows):
+        return {(r["M"], r["name"], r.get("shape")): r for r in rows
+                if r.get("check_passed") and not r.get("errors")}
+    new, old = checked(new_rows), checked(old_rows)
+    common = sorted(new.keys() & old.keys())
+    logs = [math.log(new[k]["coda_ms"] / old[k]["coda_ms"]) for k in common]
+    changed = [(*k, new[k]["coda_ms"] / old[k]["coda_ms"], old[k].get("kernel"), new[k].get("kernel"))
+               for k in common if old[k].get("kernel") != new[k].get("kernel")]
+    return (math.exp(sum(logs) / len(logs)) if logs else float("nan")), len(common), changed
+
+
+def main(args):
+    old_path = None
+    if "--against" in args:
+        i = args.index("--against")
+        if i + 1 >= len(args):
+            print("--against needs the previous run's JSON", file=sys.stderr)
+            return 2
+        old_path = args[i + 1]
+        args = args[:i] + args[i + 2:]
+    paths = args + ([old_path] if old_path else [])
     for path in paths:
         rows = json.load(open(path))["rows"]
         print(f"== {path}")
@@ -99,6 +127,13 @@ def main(paths):
                 f"{k} {g:.3f} over {n} rows" for k, (g, n) in sorted(means.get(m, {}).items())))
         for m, name, shape, ratio in sorted(slower_than_compile(rows)):
             print(f"M = {m}: torch.compile faster: {name} {shape} coda/compile {ratio:.3f}")
+    if old_path:
+        for path in args:
+            ratio, n, changed = against(json.load(open(path))["rows"], json.load(open(old_path))["rows"])
+            print(f"== {path} against {old_path}: CODA's time new / old, geomean {ratio:.3f} over {n} rows; "
+                  f"kernel changed on {len(changed)}")
+            for m, name, shape, r, was, now in changed:
+                print(f"M = {m}: {name} {shape} new / old {r:.3f}: {was} -> {now}")
     return 0
 
 

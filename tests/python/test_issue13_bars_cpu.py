@@ -63,3 +63,17 @@ def test_geomeans_and_compile_losses_count_checked_rows_only():
     # A tie with compile is not faster; the failed row is no verdict.
     assert bars.slower_than_compile(rows) == [
         (4096, "linear_rope", "8B", 2.0), (4096, "linear_cross_entropy_fwd_bwd", "8B", 1.0)]
+
+
+def test_against_compares_checked_rows_and_names_kernel_changes():
+    def timed(name, m, ms, kernel, passed=True):
+        return {"name": name, "M": m, "shape": "8B", "coda_ms": ms, "kernel": kernel,
+                "check_passed": passed, "errors": {}, "ratios": {}}
+    old = [timed("linear_rope", 4096, 1.0, "a"), timed("linear_swiglu", 4096, 2.0, "b"),
+           timed("linear_rmsnorm", 4096, 1.0, "c"), timed("linear_qknorm_rope", 4096, 1.0, "d")]
+    new = [timed("linear_rope", 4096, 0.5, "a"), timed("linear_swiglu", 4096, 4.0, "e"),
+           timed("linear_rmsnorm", 4096, 9.0, "c", passed=False)]  # no verdict: left out
+    ratio, n, changed = bars.against(new, old)
+    assert n == 2  # the rows both runs checked: RoPE and SwiGLU
+    assert abs(ratio - 1.0) < 1e-12  # 0.5 and 2.0
+    assert changed == [(4096, "linear_swiglu", "8B", 2.0, "b", "e")]
