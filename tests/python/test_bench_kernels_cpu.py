@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`python -m coda.bench kernels` names CODA's CUTLASS kernels by schedule, tile and epilogue nodes
-(their mangled names differ only deep inside) and prints kernels in launch order; on the CPU it
-refuses to run with a clear message."""
+(their mangled names differ only deep inside) and prints kernels in launch order; each run's SM
+clock is kept and printed ("unknown" without NVML); on the CPU it refuses to run with a clear
+message."""
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from coda.bench import kernels  # no native module needed
+from coda.bench.clocks import BlockClock
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,3 +52,11 @@ def test_refuses_without_a_gpu():
     completed = subprocess.run([sys.executable, "-m", "coda.bench", "kernels"], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=120)
     assert completed.returncode == 2 and "needs a CUDA GPU" in completed.stderr
+
+
+def test_clocks_are_kept_and_printed_unknown_where_nvml_gave_none():
+    record = {"wall": kernels.clock_record(BlockClock(1455.0, 1.0, 40)),
+              "profiled": kernels.clock_record(None)}
+    assert record == {"wall": {"sm_mhz": 1455.0, "capped": 1.0}, "profiled": None}
+    assert kernels.clock_line(record) == \
+        "  SM clock: 1455 MHz (100 % capped) without the profiler, unknown with it"

@@ -14,7 +14,11 @@ inflates wall time but not kernel time, so the wall time per iteration is taken 
 the profiler (CUDA events around `--iters` iterations back to back); wall minus the kernel sum
 estimates the time the GPU spent idle (one stream: kernels do not overlap), to about ±1 ms at 8B
 because the profiled and unprofiled runs see different clocks — `--trace` shows the gaps
-themselves (the twenty-second session found 0.14 ms a CODA iteration there). Beside it, the
+themselves (the twenty-second session found 0.14 ms a CODA iteration there). Each of the two runs
+records the SM clock it ran at (NVML, sampled from when its iterations are enqueued until they
+finish, coda.bench.clocks): a kernel's time is a clock's, and CODA's GEMMs and cuBLAS's scale
+differently with it (the forty-third session's profile, unclocked, could not say which state it
+had measured; docs/design.md §10.4). Beside it, the
 host's CUDA runtime calls that can block (synchronizations, cudaMalloc/cudaFree, synchronous
 copies) — what makes a GPU idle between kernels. Output: a table per variant on stdout,
 DIR/kernels.json (every kernel and blocking call of every variant).
@@ -32,6 +36,7 @@ from pathlib import Path
 import torch
 
 from coda.bench import layer, report
+from coda.bench.clocks import BlockClock, GpuClocks
 from coda.bench.variants import VARIANT_NAMES
 
 
@@ -69,28 +74,41 @@ _BLOCKING_CALLS = re.compile(r"cuda(?:Stream|Device|Event)Synchronize|cudaMalloc
                              r"|cudaHostAlloc|cudaStreamWaitEvent")
 
 
-def wall_ms(step, iters: int) -> float:
-    """Mean wall time of `iters` steps back to back (CUDA events, no profiler)."""
+def _stream_busy() -> bool:
+    return not torch.cuda.current_stream().query()
+
+
+def _clock_while_busy(clocks: GpuClocks | None) -> BlockClock | None:
+    """The SM clock from now until the stream's enqueued work is done (None without NVML)."""
+    return clocks.while_busy(_stream_busy) if clocks is not None else None
+
+
+def wall_ms(step, iters: int, clocks: GpuClocks | None = None) -> tuple[float, BlockClock | None]:
+    """Mean wall time of `iters` steps back to back (CUDA events, no profiler), and its clock."""
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(iters):
         step()
     end.record()
+    clock = _clock_while_busy(clocks)
     end.synchronize()
-    return start.elapsed_time(end) / iters
+    return start.elapsed_time(end) / iters, clock
 
 
-def kernel_times(step, iters: int, trace: Path | None = None) -> tuple[dict[str, dict], dict[str, dict]]:
+def kernel_times(step, iters: int, trace: Path | None = None, clocks: GpuClocks | None = None
+                 ) -> tuple[dict[str, dict], dict[str, dict], BlockClock | None]:
     """({kernel name: {"ms": mean per iteration, "calls": launches per iteration}}, the same for
-    the host's blocking CUDA runtime calls) of `iters` steps; the profiler's Chrome trace to
-    `trace` when given (where the GPU idles between kernels, and what the host did meanwhile)."""
+    the host's blocking CUDA runtime calls, the clock they ran at) of `iters` steps; the profiler's
+    Chrome trace to `trace` when given (where the GPU idles between kernels, and what the host did
+    meanwhile)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
             step()
+        clock = _clock_while_busy(clocks)
         torch.cuda.synchronize()
     if trace is not None:
         prof.export_chrome_trace(str(trace))
@@ -107,20 +125,36 @@ def kernel_times(step, iters: int, trace: Path | None = None) -> tuple[dict[str,
         entry["calls"] += 1
     for entry in list(totals.values()) + list(blocking.values()):
         entry["calls"] = entry["calls"] / iters
-    return dict(totals), dict(blocking)
+    return dict(totals), dict(blocking), clock
 
 
-def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Path | None = None) -> dict:
-    """The variant's kernels, its blocking runtime calls, and its wall time per forward+backward
-    without the profiler (wall - kernel sum: an estimate of the GPU's idle time, see the module)."""
+def clock_record(clock: BlockClock | None) -> dict | None:
+    """A clock as the JSON keeps it: median SM MHz and the share of samples the power or thermal
+    limit held it down."""
+    return None if clock is None else {"sm_mhz": clock.sm_mhz, "capped": clock.capped}
+
+
+def clock_line(clocks: dict) -> str:
+    """The printed line of a variant's two clocks ("unknown" where NVML gave none)."""
+    def one(c):
+        return "unknown" if c is None else f"{c['sm_mhz']:.0f} MHz ({100 * c['capped']:.0f} % capped)"
+    return f"  SM clock: {one(clocks['wall'])} without the profiler, {one(clocks['profiled'])} with it"
+
+
+def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Path | None = None,
+                    clocks: GpuClocks | None = None) -> dict:
+    """The variant's kernels, its blocking runtime calls, its wall time per forward+backward
+    without the profiler (wall - kernel sum: an estimate of the GPU's idle time, see the module),
+    and the SM clock of each of the two runs."""
     def step() -> None:
         variant.backward(variant.forward(variant.prepare(x)))
 
     for _ in range(warmup):
         step()
-    wall = wall_ms(step, iters)
-    kernels, blocking = kernel_times(step, iters, trace)
-    return {"wall_ms": wall, "kernels": kernels, "blocking_calls": blocking}
+    wall, wall_clock = wall_ms(step, iters, clocks)
+    kernels, blocking, profiled_clock = kernel_times(step, iters, trace, clocks)
+    return {"wall_ms": wall, "kernels": kernels, "blocking_calls": blocking,
+            "clocks": {"wall": clock_record(wall_clock), "profiled": clock_record(profiled_clock)}}
 
 
 def print_table(name: str, kernels: dict[str, dict], top: int) -> None:
@@ -161,16 +195,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants, status = layer.build_variants(args.variants, hf_layer, problem)
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
+    clocks = GpuClocks.open(device)
     for name in args.variants:
         if name not in variants:
             print(f"{name}: {status[name]}")
             continue
         trace = args.out / f"{name}.trace.json" if args.trace else None
-        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters, trace)
+        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters, trace, clocks)
         print_table(name, results[name]["kernels"], args.top)
         kernel_ms = sum(k["ms"] for k in results[name]["kernels"].values())
         print(f"  wall {results[name]['wall_ms']:.3f} ms per forward+backward (no profiler): "
               f"{results[name]['wall_ms'] - kernel_ms:.3f} ms beyond the kernels")
+        print(clock_line(results[name]["clocks"]))
         for call, entry in sorted(results[name]["blocking_calls"].items(), key=lambda i: -i[1]["ms"]):
             print(f"  host {entry['ms']:8.3f} ms {entry['calls']:5.1f}x  {call}")
     command = ["python", "-m", "coda.bench", "kernels", *(sys.argv[1:] if argv is None else argv)]
