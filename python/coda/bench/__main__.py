@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = {"kernels": "coda.bench.kernels", "layer": "coda.bench.layer", "layer-tune": "coda.bench.layer_tune",
+BENCHMARKS = {"kernels": "coda.bench.kernels", "ksweep": "coda.bench.ksweep", "layer": "coda.bench.layer",
+              "layer-tune": "coda.bench.layer_tune",
               "ops": "coda.bench.ops",
               "overhead": "coda.bench.overhead", "tune": "coda.bench.tune"}
 
