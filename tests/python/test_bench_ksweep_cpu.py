@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`python -m coda.bench ksweep` fits t(K) = a + b·K by least squares (exact on a line, the
 least-squares line on noisy points, an error without two distinct K), reads a row's median clock,
-and refuses to run without a GPU with a clear message."""
+rejects bad arguments by name before anything runs, and refuses to run without a GPU with a clear
+message."""
 import os
 import subprocess
 import sys
@@ -35,3 +36,20 @@ def test_refuses_without_a_gpu():
     completed = subprocess.run([sys.executable, "-m", "coda.bench", "ksweep"], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=120)
     assert completed.returncode == 2 and "needs a CUDA GPU" in completed.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ks", "1024,x"], "--ks takes comma-separated integers"),
+    (["--ks", "0,1024"], "--ks takes positive depths"),
+    (["--m", "0"], "--m and --n must be positive"),
+    (["--config", "coop_128x256_2x1,along_n"], "--config takes CONFIG,RASTER,SWIZZLE"),
+])
+def test_bad_arguments_are_named(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ksweep.parse_args(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_arguments_parse_to_depths_and_a_forced_kernel():
+    args = ksweep.parse_args(["--ks", "1024,4096", "--config", "coop_128x256_2x1,along_n,4"])
+    assert args.ks == [1024, 4096] and args.config == ("coop_128x256_2x1", "along_n", 4)

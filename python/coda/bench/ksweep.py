@@ -97,7 +97,21 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--config", default=None,
                    help="CONFIG,RASTER,SWIZZLE forced for CODA's GEMM (coda.ops.forced_gemm_kernel)")
     p.add_argument("--out", type=Path, default=Path("bench-out"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.m <= 0 or args.n <= 0:
+        p.error(f"--m and --n must be positive; got {args.m} and {args.n}")
+    try:
+        args.ks = [int(k) for k in args.ks.split(",")]
+    except ValueError:
+        p.error(f"--ks takes comma-separated integers; got {args.ks!r}")
+    if not args.ks or min(args.ks) <= 0:
+        p.error(f"--ks takes positive depths; got {args.ks}")
+    if args.config is not None:
+        fields = args.config.split(",")
+        if len(fields) != 3 or not fields[2].isdigit():
+            p.error(f"--config takes CONFIG,RASTER,SWIZZLE (e.g. coop_128x256_2x1,along_n,4); got {args.config!r}")
+        args.config = (fields[0], fields[1], int(fields[2]))
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,11 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from coda import ops
 
     device = torch.device("cuda")
-    ks = [int(k) for k in args.ks.split(",")]
-    forced = None
-    if args.config:
-        config, raster, swizzle = args.config.split(",")
-        forced = (config, raster, int(swizzle))
+    forced = args.config
 
     def coda_linear(a, w):
         if forced is None:
@@ -125,11 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     heater = Heater(device, args.sustained) if args.sustained > 0 else None
     record = report.RunRecord(args.out / "ksweep.json", report.run_metadata(
         device, ["python", "-m", "coda.bench", "ksweep", *argv], rounds=args.rounds, iters=args.iters,
-        warmup=args.warmup, sustained_ms=args.sustained, config=args.config,
+        warmup=args.warmup, sustained_ms=args.sustained, config=list(forced) if forced else None,
         clocks="nvml" if clocks is not None else None))
-    print(f"M = {args.m}, N = {args.n}; CODA's kernel: {args.config or 'the table and rule'}")
+    print(f"M = {args.m}, N = {args.n}; CODA's kernel: {forced or 'the table and rule'}")
     print(f"{'K':>6} {'coda ms':>9} {'matmul ms':>9} {'coda/matmul':>11}  MHz coda / matmul  check")
-    for k in ks:
+    for k in args.ks:
         sets = operand_sets(args.m, args.n, k, device)
         verdict = check(coda_linear, *sets[0])
         steps = {"coda": rotating(sets, coda_linear), "torch_matmul": rotating(sets, F.linear)}
@@ -154,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, times in (("coda", [r["coda_ms"] for r in timed]),
                             ("torch_matmul", [r["baseline"]["torch_matmul"] for r in timed])):
             a, b = fit_line(ks_timed, times)
+            record.run.setdefault("fit", {})[name] = {"ms": a, "ms_per_1024_k": 1024 * b}
             print(f"fit {name}: t = {a:.4f} ms + {1024 * b:.4f} ms per 1024 of K")
     record.finish()
     print(f"wrote {args.out / 'ksweep.json'}")
