@@ -49,12 +49,17 @@ def count(cell, ratio, rounds, x, y, passes):
     cell[2] += 1
 
 
+def has_verdict(r) -> bool:
+    """A row that ran and passed its check: a failed or unrun row is no verdict (the ops table says why)."""
+    return bool(r.get("check_passed")) and not r.get("errors")
+
+
 def verdicts(rows):
     """{M: {group: [passed, split, total]}}, the faster-than-compile count as its own group."""
     out = {}
     for r in rows:
-        if not r.get("check_passed") or r.get("errors"):
-            continue  # a failed or unrun row is no verdict (the ops table says why)
+        if not has_verdict(r):
+            continue
         per_m = out.setdefault(r["M"], {})
         rounds = r.get("rounds_ms", {})
         group, (x, y), bar = bar_of(r["name"])
@@ -72,7 +77,7 @@ def geomeans(rows):
     one-line summary a record compares across runs."""
     logs = {}
     for r in rows:
-        if not r.get("check_passed") or r.get("errors"):
+        if not has_verdict(r):
             continue
         _, (_, held_to), _ = bar_of(r["name"])
         for key in (f"coda/{held_to}", "coda/compile"):
@@ -88,16 +93,14 @@ def geomeans(rows):
 def slower_than_compile(rows):
     """(M, op, shape, coda/compile) of the checked rows torch.compile beats."""
     return [(r["M"], r["name"], r.get("shape"), r["ratios"]["coda/compile"]) for r in rows
-            if r.get("check_passed") and not r.get("errors")
-            and (r["ratios"].get("coda/compile") or 0) >= 1]
+            if has_verdict(r) and (r["ratios"].get("coda/compile") or 0) >= 1]
 
 
 def against(new_rows, old_rows):
     """(geomean of coda_ms new ÷ old, rows, [(M, op, shape, ratio, old kernel, new kernel)]) over
     the rows both runs checked; the list holds those whose kernel changed."""
     def checked(rows):
-        return {(r["M"], r["name"], r.get("shape")): r for r in rows
-                if r.get("check_passed") and not r.get("errors")}
+        return {(r["M"], r["name"], r.get("shape")): r for r in rows if has_verdict(r)}
     new, old = checked(new_rows), checked(old_rows)
     common = sorted(new.keys() & old.keys())
     logs = [math.log(new[k]["coda_ms"] / old[k]["coda_ms"]) for k in common]

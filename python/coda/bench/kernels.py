@@ -37,6 +37,7 @@ import torch
 
 from coda.bench import layer, report
 from coda.bench.clocks import BlockClock, GpuClocks
+from coda.bench.timing import Stopwatch
 from coda.bench.variants import VARIANT_NAMES
 
 
@@ -74,16 +75,13 @@ _BLOCKING_CALLS = re.compile(r"cuda(?:Stream|Device|Event)Synchronize|cudaMalloc
                              r"|cudaHostAlloc|cudaStreamWaitEvent")
 
 
-def _stream_busy() -> bool:
-    return not torch.cuda.current_stream().query()
+def clock_sampler(clocks: GpuClocks | None, watch: Stopwatch):
+    """A call that returns the SM clock from then until the stream's enqueued work is done (None
+    without NVML)."""
+    return lambda: clocks.while_busy(watch.busy) if clocks is not None else None
 
 
-def _clock_while_busy(clocks: GpuClocks | None) -> BlockClock | None:
-    """The SM clock from now until the stream's enqueued work is done (None without NVML)."""
-    return clocks.while_busy(_stream_busy) if clocks is not None else None
-
-
-def wall_ms(step, iters: int, clocks: GpuClocks | None = None) -> tuple[float, BlockClock | None]:
+def wall_ms(step, iters: int, sample_clock=lambda: None) -> tuple[float, BlockClock | None]:
     """Mean wall time of `iters` steps back to back (CUDA events, no profiler), and its clock."""
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -91,12 +89,12 @@ def wall_ms(step, iters: int, clocks: GpuClocks | None = None) -> tuple[float, B
     for _ in range(iters):
         step()
     end.record()
-    clock = _clock_while_busy(clocks)
+    clock = sample_clock()
     end.synchronize()
     return start.elapsed_time(end) / iters, clock
 
 
-def kernel_times(step, iters: int, trace: Path | None = None, clocks: GpuClocks | None = None
+def kernel_times(step, iters: int, trace: Path | None = None, sample_clock=lambda: None
                  ) -> tuple[dict[str, dict], dict[str, dict], BlockClock | None]:
     """({kernel name: {"ms": mean per iteration, "calls": launches per iteration}}, the same for
     the host's blocking CUDA runtime calls, the clock they ran at) of `iters` steps; the profiler's
@@ -108,7 +106,7 @@ def kernel_times(step, iters: int, trace: Path | None = None, clocks: GpuClocks 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
             step()
-        clock = _clock_while_busy(clocks)
+        clock = sample_clock()
         torch.cuda.synchronize()
     if trace is not None:
         prof.export_chrome_trace(str(trace))
@@ -142,7 +140,7 @@ def clock_line(clocks: dict) -> str:
 
 
 def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Path | None = None,
-                    clocks: GpuClocks | None = None) -> dict:
+                    sample_clock=lambda: None) -> dict:
     """The variant's kernels, its blocking runtime calls, its wall time per forward+backward
     without the profiler (wall - kernel sum: an estimate of the GPU's idle time, see the module),
     and the SM clock of each of the two runs."""
@@ -151,8 +149,8 @@ def profile_variant(variant, x: torch.Tensor, warmup: int, iters: int, trace: Pa
 
     for _ in range(warmup):
         step()
-    wall, wall_clock = wall_ms(step, iters, clocks)
-    kernels, blocking, profiled_clock = kernel_times(step, iters, trace, clocks)
+    wall, wall_clock = wall_ms(step, iters, sample_clock)
+    kernels, blocking, profiled_clock = kernel_times(step, iters, trace, sample_clock)
     return {"wall_ms": wall, "kernels": kernels, "blocking_calls": blocking,
             "clocks": {"wall": clock_record(wall_clock), "profiled": clock_record(profiled_clock)}}
 
@@ -195,13 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants, status = layer.build_variants(args.variants, hf_layer, problem)
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
-    clocks = GpuClocks.open(device)
+    sample_clock = clock_sampler(GpuClocks.open(device), Stopwatch(device))
     for name in args.variants:
         if name not in variants:
             print(f"{name}: {status[name]}")
             continue
         trace = args.out / f"{name}.trace.json" if args.trace else None
-        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters, trace, clocks)
+        results[name] = profile_variant(variants[name], problem.x, args.warmup, args.iters, trace, sample_clock)
         print_table(name, results[name]["kernels"], args.top)
         kernel_ms = sum(k["ms"] for k in results[name]["kernels"].values())
         print(f"  wall {results[name]['wall_ms']:.3f} ms per forward+backward (no profiler): "

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ import torch.nn.functional as F
 
 from coda.bench import report
 from coda.bench.clocks import GpuClocks
+from coda.bench.ops import _rotating, median_mhz
 from coda.bench.timing import Heater, Stopwatch, interleaved_rounds
 
 SAMPLED_ROWS = 64
@@ -64,24 +64,6 @@ def check(coda_linear, a: torch.Tensor, w: torch.Tensor) -> dict:
     torch_err = float((F.linear(a, w)[rows].double() - ref).abs().max())
     return {"coda_err": coda_err, "stock_err": torch_err, "bound": 2 * torch_err,
             "passed": coda_err <= 2 * torch_err}
-
-
-def median_mhz(row: dict, variant: str) -> float | None:
-    """The median SM clock of a variant's rounds (None without NVML)."""
-    mhz = [x for x in row.get("rounds_sm_mhz", {}).get(variant) or [] if x is not None]
-    return statistics.median(mhz) if mhz else None
-
-
-def rotating(sets, fn):
-    """A timed step that runs fn on the next (A, W) each time (both variants rotate the same way)."""
-    state = {"i": 0}
-
-    def step(watch: Stopwatch) -> None:
-        a, w = sets[state["i"] % len(sets)]
-        state["i"] += 1
-        with watch.region():
-            fn(a, w)
-    return step
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -142,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k in args.ks:
         sets = operand_sets(args.m, args.n, k, device)
         verdict = check(coda_linear, *sets[0])
-        steps = {"coda": rotating(sets, coda_linear), "torch_matmul": rotating(sets, F.linear)}
+        steps = {"coda": _rotating(sets, lambda p: coda_linear(*p)),
+                 "torch_matmul": _rotating(sets, lambda p: F.linear(*p))}
         result = interleaved_rounds(steps, watch, rounds=args.rounds, iters=args.iters, warmup=args.warmup,
                                     heat=heater, clocks=clocks)
         coda_ms, matmul_ms = result.median_ms("coda"), result.median_ms("torch_matmul")
