@@ -23,10 +23,14 @@ struct QkvGradBlocks {
 
   // The element at (row, col) of the whole [M, N]: a load of up to 8 columns from col stays in
   // one block (blocks are multiples of 8 columns wide, and callers load aligned groups).
+  // Selects with constant indices, not data[b]: a dynamic index into the kernel parameter puts
+  // the struct in local memory (a 56-byte stack frame in rope_bwd's kernel).
   __device__ __forceinline__ const __nv_bfloat16* at(std::int64_t row, int col) const {
-    const int b = col < end_q ? 0 : col < end_k ? 1 : 2;
-    const int first = b == 0 ? 0 : b == 1 ? end_q : end_k;
-    return data[b] + row * stride[b] + (col - first);
+    const bool in_q = col < end_q, in_k = !in_q && col < end_k;
+    const __nv_bfloat16* base = in_q ? data[0] : in_k ? data[1] : data[2];
+    const std::int64_t ld = in_q ? stride[0] : in_k ? stride[1] : stride[2];
+    const int first = in_q ? 0 : in_k ? end_q : end_k;
+    return base + row * ld + (col - first);
   }
 };
 
