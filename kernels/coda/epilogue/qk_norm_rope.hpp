@@ -78,13 +78,38 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
       const int subtile_n0 =
           cute::get<1>(coords.template at<F>(0, epi_m, epi_n, 0)) & ~(kQkNormSubtileN - 1);
       if (subtile_n0 >= params.qk_columns) return;  // V heads only: through
+      // One head a subtile (head_dim = 128: Qwen3, OLMo-2) or two (64), a uniform branch: with
+      // one head every per-column choice below (which head, which γ, rotated or not) is the
+      // subtile's, so the loop keeps no per-column predicates or pointers live. Those spilled in
+      // the overlapped Cooperative kernel's epilogue warp group (152 registers), and the spill
+      // cost its MMA warp groups 7 % of cycles waiting on operands; without it the QK-norm RoPE
+      // runs 1.02 x its plain twin's cycles there and 0.89 x Pingpong's op time (H100, 44th
+      // session). The price: two heads a subtile (64) run 1.04-1.09 x their old time, the one
+      // kernel holding both paths (two programs, one per head count, would not pay it).
+      if (params.head_dim == kQkNormSubtileN)
+        normalize_and_rotate<false>(epi_m, epi_n, subtile_n0, visit_results);
+      else
+        normalize_and_rotate<true>(epi_m, epi_n, subtile_n0, visit_results);
+    }
+
+    template <bool kTwoHeads, class VTensor>
+    CUTLASS_DEVICE void normalize_and_rotate(int epi_m, int epi_n, int subtile_n0,
+                                             VTensor visit_results) {
+      constexpr int F = cute::remove_cvref_t<decltype(visit_results(0))>::kElements;
+      constexpr int kHeadDim = kTwoHeads ? kQkNormSubtileN / 2 : kQkNormSubtileN;
       auto first_mn = first_head(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto second_mn = second_head(cute::_, cute::_, cute::_, epi_m, epi_n);
       auto first_k = unique_rows(first_head);
       auto second_k = unique_rows(second_head);
-      // A column belongs to the subtile's second head (head_dim = 64) when
-      // n % kQkNormSubtileN >= head_dim.
-      auto in_second_head = [&](int n) { return (n & (kQkNormSubtileN - 1)) >= params.head_dim; };
+      auto in_second_head = [](int n) { return kTwoHeads && (n & kHeadDim) != 0; };
+      // Per head of the subtile: its γ (Q's or K's) and whether it is rotated (a Q or K head; the
+      // first head is, the subtile starts before qk_columns). The Q/K/V boundaries are multiples
+      // of head_dim, so each head is all Q, all K or all V.
+      const cutlass::bfloat16_t* const first_gamma =
+          subtile_n0 < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
+      const cutlass::bfloat16_t* const second_gamma =
+          subtile_n0 + kHeadDim < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
+      const bool second_normed = subtile_n0 + kHeadDim < params.qk_columns;
 
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(first_k); ++k) first_k(k) = second_k(k) = 0.0f;
@@ -94,23 +119,27 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
         for (int i = 0; i < F; ++i) {
           int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
           float x = visit_results(v)[i];
-          bool second = in_second_head(n);
-          float x_first = second ? 0.0f : x, x_second = second ? x : 0.0f;
-          first_mn(v * F + i) = fmaf(x_first, x_first, first_mn(v * F + i));
-          second_mn(v * F + i) = fmaf(x_second, x_second, second_mn(v * F + i));
+          if constexpr (kTwoHeads) {
+            bool second = in_second_head(n);
+            float x_first = second ? 0.0f : x, x_second = second ? x : 0.0f;
+            first_mn(v * F + i) = fmaf(x_first, x_first, first_mn(v * F + i));
+            second_mn(v * F + i) = fmaf(x_second, x_second, second_mn(v * F + i));
+          } else {
+            first_mn(v * F + i) = fmaf(x, x, first_mn(v * F + i));
+          }
         }
       }
-      const float inv_hd = 1.0f / float(params.head_dim);
+      const float inv_hd = 1.0f / float(kHeadDim);
       CUTLASS_PRAGMA_UNROLL
       for (int k = 0; k < cute::size(first_k); ++k) {
         float a = first_k(k), b = second_k(k);
         CUTLASS_PRAGMA_UNROLL
         for (int mask = 1; mask <= 2; mask <<= 1) {
           a += shuffle_xor(a, mask);
-          b += shuffle_xor(b, mask);
+          if constexpr (kTwoHeads) b += shuffle_xor(b, mask);
         }
         first_k(k) = rsqrtf(a * inv_hd + params.eps);
-        second_k(k) = rsqrtf(b * inv_hd + params.eps);
+        if constexpr (kTwoHeads) second_k(k) = rsqrtf(b * inv_hd + params.eps);
       }
 
       CUTLASS_PRAGMA_UNROLL
@@ -118,19 +147,17 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < F; i += 2) {
           const int n = cute::get<1>(coords.template at<F>(v, epi_m, epi_n, i));
-          const cutlass::bfloat16_t* gamma =
-              n < params.q_columns ? params.q_norm_weight : params.k_norm_weight;
-          // head_dim is 64 or 128, n even: one 4-byte load of (γ[j], γ[j + 1]); in bounds for
-          // any n.
+          const bool second = in_second_head(n);
+          // n even: one 4-byte load of (γ[j], γ[j + 1]), in bounds for any n.
           const auto g = *reinterpret_cast<const cutlass::Array<cutlass::bfloat16_t, 2>*>(
-              gamma + (n & (params.head_dim - 1)));
+              (second ? second_gamma : first_gamma) + (n & (kHeadDim - 1)));
           const RopeFrequency f = frequency_at(params.rope.frequencies, n, coords.N);
-          float scale = in_second_head(n) ? second_mn(v * F + i) : first_mn(v * F + i);
+          float scale = second ? second_mn(v * F + i) : first_mn(v * F + i);
           float x0 = visit_results(v)[i] * scale * float(g[0]);
           float x1 = visit_results(v)[i + 1] * scale * float(g[1]);
           float s, c;
           rope_sincos(positions.at(epi_m, epi_n, v * F + i), f, s, c);
-          const bool normed = n < params.qk_columns;  // V columns pass through
+          const bool normed = !second || second_normed;  // V columns pass through
           visit_results(v)[i] = normed ? x0 * c - x1 * s : visit_results(v)[i];
           visit_results(v)[i + 1] = normed ? x0 * s + x1 * c : visit_results(v)[i + 1];
         }
