@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""One launch of each kernel that docs/gemm-gap.md compares, for Nsight Compute (its experiment 2):
+"""One launch of each kernel that docs/gemm-gap.md compares, for Nsight Compute ("Measured: the
+mainloop per cycle"):
 PyTorch's matmul (cuBLASLt's nvjet), CODA's plain GEMM in each tile config, and a fused op (QK-norm
 RoPE by default) in the configs its program is compiled for, all on the same operands.
 

@@ -9,7 +9,9 @@ Why: at the boost clock CODA's GEMM trails PyTorch's matmul by 4–16 %, at the 
 level (docs/gemm-gap.md). At fixed M and N a GEMM's time is t(K) = a + b·K: `a` the cost that does
 not grow with K (the epilogue, the tile transitions, the last wave), `b` the mainloop's time per
 unit of depth. Fitting both for CODA and for matmul in the same rounds says which of the two holds
-the gap — the first experiment of docs/gemm-gap.md's list.
+the gap. It needs a clock that stays put over the sweep: on the machines of the 44th session the
+clock fell from 1980 to ~1450 MHz as K grew, so the fit mixed two states, and docs/gemm-gap.md
+counts cycles under Nsight Compute instead (bench/ncu_gemm_gap.py).
 
 Each K gets its own operand sets (randn bf16, rotated so that no call finds its operands in L2,
 the same way for both variants), CODA's output is checked against matmul's on sampled rows against
