@@ -27,23 +27,24 @@ FUSED = [("pingpong_128x128_2x1", "along_n", 2), ("pingpong_128x192_2x1", "along
          ("coop_128x256_2x1", "along_n", 4), ("ovcoop_128x256_2x1", "along_n", 4)]
 
 
-def profiled(label: str, fn) -> None:
-    """fn once unprofiled (warm-up), then once inside the NVTX range ncu includes (only where the
-    label contains every --only word)."""
-    if not all(word in label for word in profiled.only):
-        return
-    fn()
-    torch.cuda.synchronize()
-    print(f"  kernel {profiled.count}: {label}", flush=True)
-    profiled.count += 1
-    torch.cuda.nvtx.range_push("ncu")
-    fn()
-    torch.cuda.nvtx.range_pop()
-    torch.cuda.synchronize()
+class Profiler:
+    """Runs a variant once unprofiled (warm-up), then once inside the NVTX range ncu includes, and
+    numbers the profiled ones in report order; skips a variant whose label lacks an `only` word."""
 
+    def __init__(self, only: list[str]):
+        self.only, self.count = only, 0
 
-profiled.count = 0
-profiled.only: list[str] = []
+    def __call__(self, label: str, fn) -> None:
+        if not all(word in label for word in self.only):
+            return
+        fn()
+        torch.cuda.synchronize()
+        print(f"  kernel {self.count}: {label}", flush=True)
+        self.count += 1
+        torch.cuda.nvtx.range_push("ncu")
+        fn()
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
 
 
 def main(argv) -> int:
@@ -53,7 +54,7 @@ def main(argv) -> int:
     p.add_argument("--op", default="linear_qknorm_rope")
     p.add_argument("--only", default="", help="comma-separated words a variant's label must all contain")
     args = p.parse_args(argv)
-    profiled.only = [word for word in args.only.split(",") if word]
+    profiled = Profiler([word for word in args.only.split(",") if word])
     if not torch.cuda.is_available():
         print("ncu_gemm_gap: needs a CUDA GPU", file=sys.stderr)
         return 2
