@@ -84,8 +84,9 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
       // the overlapped Cooperative kernel's epilogue warp group (152 registers), and the spill
       // cost its MMA warp groups 7 % of cycles waiting on operands; without it the QK-norm RoPE
       // runs 1.02 x its plain twin's cycles there and 0.89 x Pingpong's op time (H100, 44th
-      // session). The price: two heads a subtile (64) run 1.04-1.09 x their old time, the one
-      // kernel holding both paths (two programs, one per head count, would not pay it).
+      // session). Two heads a subtile (64) ran 1.04-1.09 x their old time after this change; one
+      // program per head count did not win that back (1.00 x, 45th session), so sharing one
+      // kernel is not the cause.
       if (params.head_dim == kQkNormSubtileN)
         normalize_and_rotate<false>(epi_m, epi_n, subtile_n0, visit_results);
       else
