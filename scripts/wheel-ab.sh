@@ -4,7 +4,8 @@
 # against each other in one device call: processes old new new old, as the GPU comes and then
 # under sustained GEMM load (--sustained 20), the op, PyTorch's matmul and CODA's plain GEMM in
 # the same rounds, outputs checked (docs/benchmarks.md §5.1). Run on the GPU machine from the
-# repository root, the two wheel folders carried:
+# repository root, the two wheel folders carried (scripts/pack-ab-wheel.sh makes each, with its
+# COMMIT and the device tests beside the wheel):
 #   scripts/wheel-ab.sh OLD_DIR NEW_DIR "1B linear_cross_entropy,linear_swiglu_bwd" ["8B linear_rope" ...]
 # One "MODEL op,op,..." argument per model; put a row the change does not touch among them as a
 # control. Environment: AB_TOKENS (default 16384), AB_ROUNDS (default 5; more for kernels under

@@ -111,3 +111,40 @@ def test_changed_rows_are_divided_by_the_unchanged_rows_of_their_state_and_model
     assert "| boost | linear_rope | 8B | 10700 | 0.900 | 0.000 | control |" in out
     assert "| boost | linear_swiglu_bwd | 8B | 10700 | 0.900 | 0.000 | 1.000 |" in out  # all drift
     assert "| boost | linear_swiglu_bwd | 1B | 10700 | 0.800 | 0.000 | — |" in out  # no 1B control
+
+
+def test_pack_ab_wheel_makes_the_carried_folder_and_rejects_what_it_cannot_pack(tmp_path):
+    """scripts/pack-ab-wheel.sh: COMMIT, the one wheel and the device tests xz-packed, under
+    ab/NAME of the prebuilt folder; a bad NAME, a missing binary or two wheels fail naming why."""
+    import tarfile
+
+    prebuilt = tmp_path / "prebuilt"
+    prebuilt.mkdir()
+    (prebuilt / "COMMIT").write_text("abc1234\n")
+    (prebuilt / "coda-0.1.0-cp312-cp312-linux_x86_64.whl").write_bytes(b"wheel")
+    (prebuilt / "coda_device_tests").write_bytes(b"\x7fELF tests")
+    env = dict(os.environ, CODA_PREBUILT=str(prebuilt))
+
+    def pack(*args):
+        return subprocess.run(["bash", str(REPO / "scripts" / "pack-ab-wheel.sh"), *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    run = pack("s99")
+    assert run.returncode == 0, run.stderr
+    out = prebuilt / "ab" / "s99"
+    assert sorted(p.name for p in out.iterdir()) == ["COMMIT", "coda-0.1.0-cp312-cp312-linux_x86_64.whl",
+                                                     "tests.tar.xz"]
+    assert (out / "COMMIT").read_text() == "abc1234\n"
+    with tarfile.open(out / "tests.tar.xz") as tar:
+        assert tar.getnames() == ["coda_device_tests"]
+        assert tar.extractfile("coda_device_tests").read() == b"\x7fELF tests"
+    for bad in ("", "a/b", ".."):
+        run = pack(bad)
+        assert run.returncode == 2 and "NAME must be a plain folder name" in run.stderr
+    (prebuilt / "coda-0.2.0-cp312-cp312-linux_x86_64.whl").write_bytes(b"another")
+    run = pack("s99")
+    assert run.returncode == 2 and "expected one" in run.stderr and "found 2" in run.stderr
+    (prebuilt / "coda-0.2.0-cp312-cp312-linux_x86_64.whl").unlink()
+    (prebuilt / "coda_device_tests").unlink()
+    run = pack("s99")
+    assert run.returncode == 2 and "coda_device_tests is missing" in run.stderr
