@@ -4,7 +4,7 @@
 # carries at most 64 MiB; .prebuilt's binaries alone are ~30 MB). After
 # `CODA_BINARIES=1 scripts/build-wheel.sh`:
 #   scripts/pack-ab-wheel.sh NAME   -> .prebuilt/ab/NAME/{COMMIT, coda-*.whl, tests.tar.xz}
-# tests.tar.xz holds coda_device_tests (xz: ~17 MB -> ~3 MB); a call unpacks it with
+# tests.tar.xz holds coda_device_tests (xz: ~17 MB -> ~2 MB); a call unpacks it with
 #   tar -xJf .prebuilt/ab/NAME/tests.tar.xz -C .prebuilt/ab/NAME
 # It is packed in a private temporary folder: two builds packing at once cannot mix their binaries
 # (the 46th session's ad-hoc packing through /tmp did). CODA_PREBUILT: the folder build-wheel.sh
