@@ -58,7 +58,18 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
     Positions positions;           // per row: its RoPE position (rope.hpp)
     Params const& params;
 
-    CUTLASS_DEVICE void begin() { positions.load(params.rope.positions, coords.m0, coords.M); }
+    CUTLASS_DEVICE void begin() {
+      positions.load(params.rope.positions, coords.m0, coords.M);
+      // The tile's RoPE frequencies (128 columns: 64 pairs, four 128-byte lines) prefetched into
+      // L1, one line a lane of lanes 0-3: the rewrite below loads each pair's frequency shortly
+      // before its use (two heads a subtile: ~10 instructions), and from L2 each such load
+      // stalled the warp (5 % of the Pingpong 128 × 128 kernel's stall samples at 1B widths,
+      // 18 % with Pre stored from registers; Nsight Compute, 46th session).
+      const int lane = int(threadIdx.x % 32);
+      const int n = (coords.n0 & ~(kQkNormSubtileN - 1)) + lane * 32;
+      if (lane < kQkNormSubtileN / 32 && n < coords.N)
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(params.rope.frequencies + n / 2));
+    }
 
     template <class ElementAcc, class ElementIn, int F>
     CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int, int,
