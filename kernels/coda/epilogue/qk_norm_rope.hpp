@@ -58,7 +58,19 @@ struct QkNormRopePairsNode : RegisterNode<QkNormRopeArguments> {
     Positions positions;           // per row: its RoPE position (rope.hpp)
     Params const& params;
 
-    CUTLASS_DEVICE void begin() { positions.load(params.rope.positions, coords.m0, coords.M); }
+    CUTLASS_DEVICE void begin() {
+      positions.load(params.rope.positions, coords.m0, coords.M);
+      // The tile's RoPE frequencies (128 columns: 64 pairs, four 128-byte lines) prefetched into
+      // L1, one line a lane of lanes 0-3: the rewrite below loads each pair's frequency shortly
+      // before its use (two heads a subtile: ~10 instructions). Alone it measured 1.00 x (46th
+      // session, H100); the waits on those loads were L1 evictions by the register store's Pre
+      // stores (register_store.hpp), and the A/B and test suites that took that store in ran
+      // with this prefetch.
+      const int lane = int(threadIdx.x % 32);
+      const int n = (coords.n0 & ~(kQkNormSubtileN - 1)) + lane * 32;
+      if (lane < kQkNormSubtileN / 32 && n < coords.N)
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(params.rope.frequencies + n / 2));
+    }
 
     template <class ElementAcc, class ElementIn, int F>
     CUTLASS_DEVICE cutlass::Array<float, F> visit(cutlass::Array<ElementAcc, F> const&, int, int,

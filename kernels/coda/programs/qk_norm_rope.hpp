@@ -6,6 +6,7 @@
 #include "coda/programs/common.hpp"
 
 #include "coda/epilogue/qk_norm_rope.hpp"
+#include "coda/epilogue/register_store.hpp"
 #include "coda/epilogue/rope.hpp"
 #include "coda/programs/rstd_row_scale.hpp"
 
@@ -52,16 +53,17 @@ struct RstdQkNormRope {
 };
 CODA_COMPILE_PROGRAM(RstdQkNormRope, kAkBk, bf16);
 
-// QkNormRope and RstdQkNormRope that also store their input (acc, rstd[m] · acc) → pre
+// QkNormRope and RstdQkNormRope that also store their input (acc, rstd[m] · acc) → pre, from
+// registers (register_store.hpp says why)
 struct QkNormRopeSavePre {
   using Params = QkNormRopeSavePreParams;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
-  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Acc>>;
+  using Callbacks = QkNormRopePairs<RegisterTileStore<Acc>>;
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
-    a.op_0.op_1 = {static_cast<bf16*>(p.pre), row_major_stride(p.pre_stride)};
+    a.op_0.op_1 = {static_cast<bf16*>(p.pre), p.pre_stride};
     a.op_1 = qk_norm_rope_args(p.qk);
   }
 };
@@ -72,12 +74,12 @@ struct RstdQkNormRopeSavePre {
   static constexpr bool kNeedsFp32Accumulator = true;
   static constexpr int kEpilogueTileN = kQkNormSubtileN;
   template <class Ctx>
-  using Callbacks = QkNormRopePairs<TileStore<Ctx, bf16, Mul<RowRstd, Acc>>>;
+  using Callbacks = QkNormRopePairs<RegisterTileStore<Mul<RowRstd, Acc>>>;
 
   template <class Args>
   static void fill(Args& a, const Params& p) {
     a.op_0.op_0.op_0 = p.rstd;
-    a.op_0.op_1 = {static_cast<bf16*>(p.qk.pre), row_major_stride(p.qk.pre_stride)};
+    a.op_0.op_1 = {static_cast<bf16*>(p.qk.pre), p.qk.pre_stride};
     a.op_1 = qk_norm_rope_args(p.qk.qk);
   }
 };
