@@ -17,9 +17,9 @@
 // c ^ 1 swap one word per pair of groups (one shuffle), so the even lane holds columns 2c … 2c + 3
 // of the even group and the odd lane the same of the odd group: one 8-byte store a lane writes a
 // row's two groups, 32 bytes. (The first version, a 4 × 4 transpose across the quad for 16-byte
-// stores, took twice the shuffles and selects per value and ran the head_dim-64 save-Pre kernels
-// 1.14 × slower on an H100, 45th session.) A tile wholly inside (M, N) with 8-byte rows stores
-// unchecked; elsewhere nothing beyond (M, N) is written.
+// stores, took twice the shuffles and selects per value and measured the same: 45th session.) A
+// tile wholly inside (M, N) with 8-byte rows stores unchecked; elsewhere nothing beyond (M, N) is
+// written.
 #pragma once
 
 #include "coda/epilogue/cutlass_fusion.hpp"
