@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prepared in the 46th session for the next (H100, then an H200 with needs_h200). Branch
-# gated-no-allocate (73d9e04 = main at a3e7fa6 + GatedPairStore's 8-byte stores as
-# st.global.L1::no_allocate, the helper shared with RegisterTileStore in epilogue/global_store.hpp).
+# gated-no-allocate (80d7e24 = main at a3e7fa6 + GatedPairStore's 8-byte stores as
+# st.global.L1::no_allocate, the store and the bf16x2 pack shared with RegisterTileStore in
+# epilogue/global_store.hpp; the 46th session's wheel s46s is 73d9e04, before the shared pack:
+# build the branch head).
 # The 46th session found the QK-norm's register-stored Pre evicting what its next loads needed from
 # the little L1 that six mainloop stages leave (waits 18 % -> 6.5 % of the stall samples with
 # no_allocate stores); the SwiGLU forward's gated output Y is stored from registers the same way.
